@@ -1,0 +1,114 @@
+// Package normalize turns a raw tool call (tool name + JSON arguments + context) into an Action:
+// the action class from the tool catalog, shell commands parsed into simple commands, paths cleaned
+// and classified, URLs split and their hosts classified. Every tier reads the Action, never the raw
+// arguments alone.
+//
+// normalize imports nothing of this module; the shield pipeline and the tier engines import it.
+package normalize
+
+// Action classes. They are API: rules and policies name them, so they are never renamed.
+const (
+	ClassExec         = "exec"
+	ClassFileRead     = "file_read"
+	ClassFileWrite    = "file_write"
+	ClassFileDelete   = "file_delete"
+	ClassFileMove     = "file_move"
+	ClassFileList     = "file_list"
+	ClassFileSearch   = "file_search"
+	ClassNetRequest   = "net_request"
+	ClassMessageSend  = "message_send"
+	ClassAgentSpawn   = "agent_spawn"
+	ClassMemoryWrite  = "memory_write"
+	ClassMemoryRead   = "memory_read"
+	ClassSchedule     = "schedule"
+	ClassVCSPush      = "vcs_push"
+	ClassVCS          = "vcs"
+	ClassDatabase     = "database"
+	ClassBrowser      = "browser"
+	ClassCodeExec     = "code_exec"
+	ClassConfigChange = "config_change"
+	ClassUnknown      = "unknown"
+)
+
+// IP classes of a URL's host. They are API.
+const (
+	IPLoopback  = "loopback"
+	IPPrivate   = "private"
+	IPLinkLocal = "link_local"
+	IPMetadata  = "metadata" // cloud instance metadata (169.254.169.254, fd00:ec2::254, metadata.google.internal, …)
+	IPPublic    = "public"
+	IPHostname  = "hostname" // a name that was not resolved (Shield never resolves names on the decision path)
+	IPInvalid   = "invalid"
+)
+
+// Action is a normalised tool call. The zero value is an unknown action with nothing parsed.
+//
+// Field names in the `json` tags are the names CEL rules and Rego policies see (input.<name>).
+type Action struct {
+	Tool      string         `json:"tool"`
+	Class     string         `json:"class"`
+	Known     bool           `json:"known"` // the tool is in the catalog
+	Args      map[string]any `json:"args"`  // the decoded arguments, as sent
+	Cwd       string         `json:"cwd"`
+	Workspace string         `json:"workspace"`
+
+	// Exec: the command line as one string (argv lists are joined with shell quoting) and its
+	// parse into simple commands, including those nested in $(…), backticks, bash -c, eval.
+	Command    string    `json:"command"`
+	Commands   []Command `json:"commands"`
+	ParseError string    `json:"parse_error"` // non-empty when a command did not parse (a signal, never an allow)
+
+	Paths      []Path   `json:"paths"`
+	URLs       []URL    `json:"urls"`
+	Recipients []string `json:"recipients"`
+	Body       string   `json:"body"`    // message / request / file content body, as sent
+	Content    string   `json:"content"` // content written (file_write, patch), as sent
+	Prompt     string   `json:"prompt"`  // agent_spawn / schedule prompt or task text
+	Method     string   `json:"method"`  // upper-cased HTTP method, "" when not a request
+	Strings    []string `json:"strings"` // every string value in the arguments, depth-first, bounded
+}
+
+// Command is one simple command: argv after quote removal, with what surrounds it.
+type Command struct {
+	Name       string     `json:"name"` // base name of argv[0] ("/usr/bin/rm" → "rm")
+	Args       []string   `json:"args"` // argv[1:]
+	Argv       []string   `json:"argv"`
+	Raw        string     `json:"raw"`        // source text of the command
+	Depth      int        `json:"depth"`      // 0 top level; +1 inside $(…), bash -c, eval, …
+	Via        string     `json:"via"`        // how it was reached: "", "subst", "bash -c", "eval", "sudo", …
+	Pipe       bool       `json:"pipe"`       // part of a pipeline
+	PipeIndex  int        `json:"pipe_index"` // position in its pipeline (0 = first)
+	Redirects  []Redirect `json:"redirects"`
+	Dynamic    bool       `json:"dynamic"` // argv[0] or an argument came from an expansion ($VAR, $(…), globs we did not expand)
+	Sudo       bool       `json:"sudo"`    // run through sudo/doas/su -c
+	Background bool       `json:"background"`
+}
+
+// Redirect is a redirection of a simple command.
+type Redirect struct {
+	Op   string `json:"op"`   // ">", ">>", "<", "<<", "<<<", "&>", ">&", …
+	Fd   string `json:"fd"`   // "", "1", "2", …
+	Path string `json:"path"` // the target word after quote removal (cleaned against cwd when it is a path)
+}
+
+// Path is a file system path the call names, cleaned and classified.
+type Path struct {
+	Raw         string `json:"raw"`
+	Clean       string `json:"clean"` // absolute, cleaned, ~ expanded, resolved against cwd
+	Role        string `json:"role"`  // "read", "write", "delete", "source", "dest", "exec", "arg"
+	InWorkspace bool   `json:"in_workspace"`
+	Sensitive   bool   `json:"sensitive"`
+	Kind        string `json:"kind"` // "" or the sensitive kind: ssh_key, credentials, shadow, shell_rc, proc_environ, …
+}
+
+// URL is a URL the call names, split and classified.
+type URL struct {
+	Raw      string `json:"raw"`
+	Scheme   string `json:"scheme"`
+	Host     string `json:"host"` // lower-cased, no port, no brackets
+	Port     int    `json:"port"` // explicit or the scheme's default; 0 when unknown
+	Path     string `json:"path"`
+	Query    string `json:"query"`
+	UserInfo bool   `json:"userinfo"` // the URL carries user:password@
+	IPClass  string `json:"ip_class"`
+}
