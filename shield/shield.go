@@ -93,12 +93,18 @@ type Input struct {
 	ActionHash string
 	// Prior holds the verdict of the tiers before this one (for tiers 2 and 3).
 	Prior *Verdict
+	// DryRun asks escalation tiers not to create approval requests.
+	DryRun bool
 }
 
 // Result is what one tier says about a call. A Result with no findings and no allows means the
 // tier has no opinion; the pipeline then applies the bundle's default for the action class.
 type Result struct {
 	Findings []Finding
+	// EscalationID is set by tier 3 when it created an approval request.
+	EscalationID string
+	// Judge is the provider/model of the judge that answered (tier 2).
+	Judge string
 }
 
 // Finding is one rule (or judge, or approver) that spoke.
@@ -140,6 +146,8 @@ type Verdict struct {
 	EscalationID   string // set when tier 3 created an approval request
 	Judge          string // provider/model of the judge when tier 2 spoke
 	Audit          AuditPosition
+
+	internalErr string // error detail for the audit record, never shown to the agent
 }
 
 // AuditPosition locates the audit record of a decision.

@@ -1,0 +1,86 @@
+package shield
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the pipeline's Prometheus collectors. A nil *Metrics records nothing.
+type Metrics struct {
+	decisions   *prometheus.CounterVec
+	ruleHits    *prometheus.CounterVec
+	latency     prometheus.Histogram
+	tierLat     *prometheus.HistogramVec
+	cacheEvents *prometheus.CounterVec
+	auditFails  prometheus.Counter
+	InFlight    prometheus.Gauge
+}
+
+// NewMetrics creates the pipeline's collectors and registers them with reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	buckets := prometheus.ExponentialBuckets(2e-6, 2, 22) // 2 µs … ~8 s
+	m := &Metrics{
+		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "shield_decisions_total", Help: "Decisions by outcome and deciding tier.",
+		}, []string{"decision", "tier"}),
+		ruleHits: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "shield_rule_hits_total", Help: "Decisions by the rule that decided.",
+		}, []string{"rule", "decision"}),
+		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "shield_evaluate_duration_seconds", Help: "End-to-end pipeline latency, audit included.", Buckets: buckets,
+		}),
+		tierLat: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "shield_tier_duration_seconds", Help: "Latency of each tier's evaluation.", Buckets: buckets,
+		}, []string{"tier"}),
+		cacheEvents: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "shield_cache_requests_total", Help: "Verdict cache lookups by result.",
+		}, []string{"result"}),
+		auditFails: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "shield_audit_failures_total", Help: "Decisions blocked because their audit record could not be written.",
+		}),
+		InFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "shield_evaluations_in_flight", Help: "Evaluations in progress.",
+		}),
+	}
+	reg.MustRegister(m.decisions, m.ruleHits, m.latency, m.tierLat, m.cacheEvents, m.auditFails, m.InFlight)
+	return m
+}
+
+func (m *Metrics) observe(v *Verdict, d time.Duration) {
+	if m == nil {
+		return
+	}
+	dec := v.Decision.String()
+	m.decisions.WithLabelValues(dec, strconv.Itoa(v.Tier)).Inc()
+	for _, r := range v.Rules {
+		m.ruleHits.WithLabelValues(r, dec).Inc()
+	}
+	m.latency.Observe(d.Seconds())
+}
+
+func (m *Metrics) tierLatency(tier string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.tierLat.WithLabelValues(tier).Observe(d.Seconds())
+}
+
+func (m *Metrics) cache(hit bool) {
+	if m == nil {
+		return
+	}
+	if hit {
+		m.cacheEvents.WithLabelValues("hit").Inc()
+	} else {
+		m.cacheEvents.WithLabelValues("miss").Inc()
+	}
+}
+
+func (m *Metrics) auditFailure() {
+	if m == nil {
+		return
+	}
+	m.auditFails.Inc()
+}
