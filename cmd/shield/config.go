@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Config is the service configuration (shield.yaml). Every key is optional; the zero value of
+// each field is documented and safe. Unknown keys are errors.
+type Config struct {
+	// StateDir holds everything the appliance keeps: audit/, keys/, approvals/, shield.sock.
+	// Default: $STATE_DIRECTORY (set by systemd), else ./var.
+	StateDir string `yaml:"state_dir"`
+	// Listen lists extra TCP listeners (host:port). The unix socket <state_dir>/shield.sock is
+	// always served. Default: none.
+	Listen []string `yaml:"listen"`
+	// Socket overrides the unix socket path. Default: <state_dir>/shield.sock.
+	Socket string `yaml:"socket"`
+	// MetricsListen is the loopback host:port of the Prometheus endpoint. Default: off.
+	MetricsListen string `yaml:"metrics_listen"`
+	// Policy selects the bundle.
+	Policy PolicyConfig `yaml:"policy"`
+	// Pipeline bounds evaluation.
+	Pipeline PipelineConfig `yaml:"pipeline"`
+	// Audit configures the audit trail.
+	Audit AuditConfig `yaml:"audit"`
+	// Log configures structured logging.
+	Log LogConfig `yaml:"log"`
+}
+
+// PolicyConfig selects and checks the policy bundle.
+type PolicyConfig struct {
+	// Path is a bundle directory or .tar.gz. Default: the embedded default bundle.
+	Path string `yaml:"path"`
+	// PublicKey is an Ed25519 public key file; when set, a bundle must carry a valid signature.
+	PublicKey string `yaml:"public_key"`
+	// Workspace is the directory agents work in (paths inside it are "in workspace").
+	Workspace string `yaml:"workspace"`
+	// Watch reloads the bundle when its files change (SIGHUP always reloads). Default: true.
+	Watch *bool `yaml:"watch"`
+}
+
+// PipelineConfig bounds evaluation.
+type PipelineConfig struct {
+	// CacheSize is the number of cached verdicts; 0 means 10000, -1 disables the cache.
+	CacheSize int `yaml:"cache_size"`
+	// Timeout bounds tiers 0–1 for one call. Default: 500ms.
+	Timeout time.Duration `yaml:"timeout"`
+	// MaxArgumentBytes caps arguments_json. Default: 1 MiB.
+	MaxArgumentBytes int `yaml:"max_argument_bytes"`
+}
+
+// AuditConfig configures the audit trail under <state_dir>/audit.
+type AuditConfig struct {
+	// Dir overrides the audit directory. Default: <state_dir>/audit.
+	Dir string `yaml:"dir"`
+	// CheckpointEvery writes a signed checkpoint every N records. Default: 1000.
+	CheckpointEvery int `yaml:"checkpoint_every"`
+	// CheckpointInterval writes a signed checkpoint at least this often when records were added.
+	// Default: 10s.
+	CheckpointInterval time.Duration `yaml:"checkpoint_interval"`
+	// SegmentMaxBytes rotates the active segment at this size. Default: 64 MiB.
+	SegmentMaxBytes int64 `yaml:"segment_max_bytes"`
+	// SegmentMaxAge rotates the active segment at this age. Default: 24h.
+	SegmentMaxAge time.Duration `yaml:"segment_max_age"`
+	// KeyFile is the Ed25519 checkpoint signing key (note format). Default: <state_dir>/keys/audit.key,
+	// generated at first start with mode 0600.
+	KeyFile string `yaml:"key_file"`
+	// RedactKeys are extra argument keys whose values are redacted in records.
+	RedactKeys []string `yaml:"redact_keys"`
+}
+
+// LogConfig configures log/slog output on stderr.
+type LogConfig struct {
+	// Level: debug, info, warn, error. Default: info.
+	Level string `yaml:"level"`
+	// Format: json or text. Default: json.
+	Format string `yaml:"format"`
+}
+
+// loadConfig reads a config file strictly: an unknown key is an error.
+func loadConfig(path string) (*Config, error) {
+	c := &Config{}
+	if path == "" {
+		return c, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// withDefaults fills defaults that depend on the environment.
+func (c *Config) withDefaults() {
+	if c.StateDir == "" {
+		if d := os.Getenv("STATE_DIRECTORY"); d != "" {
+			c.StateDir = strings.Split(d, ":")[0]
+		} else {
+			c.StateDir = "./var"
+		}
+	}
+	if c.Socket == "" {
+		c.Socket = filepath.Join(c.StateDir, "shield.sock")
+	}
+	if c.Audit.Dir == "" {
+		c.Audit.Dir = filepath.Join(c.StateDir, "audit")
+	}
+	if c.Audit.KeyFile == "" {
+		c.Audit.KeyFile = filepath.Join(c.StateDir, "keys", "audit.key")
+	}
+	if c.Log.Level == "" {
+		c.Log.Level = "info"
+	}
+	if c.Log.Format == "" {
+		c.Log.Format = "json"
+	}
+}
+
+// Validate reports every problem in the configuration at once.
+func (c *Config) Validate() error {
+	var errs []error
+	for _, l := range c.Listen {
+		host, _, err := net.SplitHostPort(l)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("listen %q: want host:port: %w", l, err))
+			continue
+		}
+		if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+			errs = append(errs, fmt.Errorf("listen %q: only loopback TCP listeners are allowed until mTLS or token authentication is configured", l))
+		}
+	}
+	if c.MetricsListen != "" {
+		host, _, err := net.SplitHostPort(c.MetricsListen)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("metrics_listen %q: want host:port: %w", c.MetricsListen, err))
+		} else if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			errs = append(errs, fmt.Errorf("metrics_listen %q: the metrics endpoint must listen on loopback", c.MetricsListen))
+		}
+	}
+	if c.Pipeline.CacheSize < -1 {
+		errs = append(errs, fmt.Errorf("pipeline.cache_size %d: use -1 (off), 0 (default) or a positive size", c.Pipeline.CacheSize))
+	}
+	if c.Pipeline.Timeout < 0 {
+		errs = append(errs, errors.New("pipeline.timeout must not be negative"))
+	}
+	if c.Pipeline.MaxArgumentBytes < 0 || c.Pipeline.MaxArgumentBytes > 64<<20 {
+		errs = append(errs, fmt.Errorf("pipeline.max_argument_bytes %d: use 0 (1 MiB) up to 64 MiB", c.Pipeline.MaxArgumentBytes))
+	}
+	if c.Audit.CheckpointEvery < 0 || c.Audit.CheckpointInterval < 0 || c.Audit.SegmentMaxBytes < 0 || c.Audit.SegmentMaxAge < 0 {
+		errs = append(errs, errors.New("audit: counts, sizes and intervals must not be negative"))
+	}
+	switch c.Log.Level {
+	case "", "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, fmt.Errorf("log.level %q: use debug, info, warn or error", c.Log.Level))
+	}
+	switch c.Log.Format {
+	case "", "json", "text":
+	default:
+		errs = append(errs, fmt.Errorf("log.format %q: use json or text", c.Log.Format))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,367 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/reflection"
+
+	"github.com/shieldsec/shield/policies"
+	"github.com/shieldsec/shield/policy"
+	shieldv1 "github.com/shieldsec/shield/proto/shield/v1"
+	"github.com/shieldsec/shield/shield"
+	"github.com/shieldsec/shield/shield/bundle"
+	"github.com/shieldsec/shield/shield/normalize"
+	"github.com/shieldsec/shield/shield/server"
+)
+
+func init() {
+	register(&command{name: "serve", summary: "run the ShieldService appliance", run: runServe})
+}
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func runServe(ctx context.Context, env *cmdEnv, args []string) error {
+	fs := newFlagSet(env, "serve", "[--config FILE] [--listen ADDR]... [--metrics-listen ADDR] [--state-dir DIR] [--policy DIR]")
+	cfgPath := fs.String("config", "", "YAML config file (strict: unknown keys are errors)")
+	var listen stringList
+	fs.Var(&listen, "listen", "extra TCP listener host:port (repeatable; loopback only)")
+	metrics := fs.String("metrics-listen", "", "loopback host:port for Prometheus metrics")
+	stateDir := fs.String("state-dir", "", "state directory (default $STATE_DIRECTORY or ./var)")
+	policyPath := fs.String("policy", "", "policy bundle directory or .tar.gz (default: embedded bundle)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	cfg, err := loadConfig(*cfgPath)
+	if err != nil {
+		return err
+	}
+	if len(listen) > 0 {
+		cfg.Listen = listen
+	}
+	if *metrics != "" {
+		cfg.MetricsListen = *metrics
+	}
+	if *stateDir != "" {
+		cfg.StateDir = *stateDir
+	}
+	if *policyPath != "" {
+		cfg.Policy.Path = *policyPath
+	}
+	cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("invalid configuration:\n%w", err)
+	}
+	log := newLogger(env, cfg.Log)
+	return serve(ctx, cfg, log)
+}
+
+func newLogger(env *cmdEnv, c LogConfig) *slog.Logger {
+	var lvl slog.Level
+	_ = lvl.UnmarshalText([]byte(c.Level))
+	opts := &slog.HandlerOptions{Level: lvl}
+	if c.Format == "text" {
+		return slog.New(slog.NewTextHandler(env.stderr, opts))
+	}
+	return slog.New(slog.NewJSONHandler(env.stderr, opts))
+}
+
+// appliance is the running service: the pipeline and what it reports.
+type appliance struct {
+	cfg      *Config
+	log      *slog.Logger
+	pipeline *shield.Pipeline
+	audit    auditLog
+
+	mu             sync.Mutex
+	reloads        int64
+	reloadFailures int64
+	lastReloadErr  string
+
+	reloadOK   prometheus.Counter
+	reloadFail prometheus.Counter
+}
+
+// auditLog is what serve needs of the audit trail.
+type auditLog interface {
+	shield.Recorder
+	Healthy() error
+	Close() error
+}
+
+// Problems implements server.StatusSource.
+func (a *appliance) Problems() []string {
+	var p []string
+	if a.audit == nil {
+		p = append(p, "no audit log")
+	} else if err := a.audit.Healthy(); err != nil {
+		p = append(p, "audit log: "+err.Error())
+	}
+	return p
+}
+
+// Reloads implements server.StatusSource.
+func (a *appliance) Reloads() (int64, int64, string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.reloads, a.reloadFailures, a.lastReloadErr
+}
+
+// loadPolicy loads and activates the configured bundle.
+func loadPolicy(cfg *Config) (*shield.Policy, error) {
+	opt := policy.LoadOptions{}
+	if cfg.Policy.PublicKey != "" {
+		text, err := os.ReadFile(cfg.Policy.PublicKey)
+		if err != nil {
+			return nil, fmt.Errorf("read policy public key: %w", err)
+		}
+		pub, err := policy.ParsePublicKey(text)
+		if err != nil {
+			return nil, fmt.Errorf("policy public key %s: %w", cfg.Policy.PublicKey, err)
+		}
+		opt.PublicKey = pub
+	}
+	var b *policy.Bundle
+	var err error
+	if cfg.Policy.Path == "" {
+		b, err = policy.LoadFS(policies.Default, "default", opt)
+	} else {
+		b, err = policy.Load(cfg.Policy.Path, opt)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load policy bundle: %w", err)
+	}
+	pol, err := bundle.Activate(b, bundle.Options{Workspace: cfg.Policy.Workspace})
+	if err != nil {
+		return nil, fmt.Errorf("activate policy bundle %s: %w", b.Source, err)
+	}
+	return pol, nil
+}
+
+// reload re-reads the bundle; on failure the old one keeps serving.
+func (a *appliance) reload(why string) {
+	pol, err := loadPolicy(a.cfg)
+	if err == nil {
+		err = a.pipeline.SetPolicy(pol)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err != nil {
+		a.reloadFailures++
+		a.lastReloadErr = err.Error()
+		a.reloadFail.Inc()
+		a.log.Error("policy reload rejected; the previous bundle keeps serving", "trigger", why, "error", err.Error())
+		return
+	}
+	a.reloads++
+	a.lastReloadErr = ""
+	a.reloadOK.Inc()
+	a.log.Info("policy bundle activated", "trigger", why, "revision", pol.Revision, "digest", pol.Digest)
+}
+
+func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
+	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
+		return fmt.Errorf("create state dir: %w", err)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	a := &appliance{
+		cfg: cfg, log: log,
+		reloadOK:   prometheus.NewCounter(prometheus.CounterOpts{Name: "shield_policy_reloads_total", Help: "Bundles activated by reload."}),
+		reloadFail: prometheus.NewCounter(prometheus.CounterOpts{Name: "shield_policy_reload_failures_total", Help: "Bundles rejected on reload."}),
+	}
+	reg.MustRegister(a.reloadOK, a.reloadFail)
+
+	pol, err := loadPolicy(cfg)
+	if err != nil {
+		return err
+	}
+	al, err := openAuditLog(cfg, log)
+	if err != nil {
+		return fmt.Errorf("open audit log: %w", err)
+	}
+	a.audit = al
+	defer func() {
+		if err := al.Close(); err != nil {
+			log.Error("close audit log", "error", err.Error())
+		}
+	}()
+
+	m := shield.NewMetrics(reg)
+	p, err := shield.New(shield.Config{
+		Recorder:  al,
+		CacheSize: cfg.Pipeline.CacheSize,
+		Timeout:   cfg.Pipeline.Timeout,
+		Limits:    normalize.Limits{MaxBytes: cfg.Pipeline.MaxArgumentBytes},
+		Metrics:   m,
+	}, pol)
+	if err != nil {
+		return err
+	}
+	a.pipeline = p
+
+	gs := grpc.NewServer(
+		grpc.MaxRecvMsgSize(maxRecvMsgSize(cfg)),
+		grpc.ChainUnaryInterceptor(inFlightInterceptor(m)),
+	)
+	svc := server.NewShieldService(p, a, version)
+	shieldv1.RegisterShieldServiceServer(gs, svc)
+	reflection.Register(gs)
+
+	var lis []net.Listener
+	ul, err := listenUnix(cfg.Socket)
+	if err != nil {
+		return err
+	}
+	lis = append(lis, ul)
+	for _, addr := range cfg.Listen {
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			closeAll(lis)
+			return fmt.Errorf("listen %s: %w", addr, err)
+		}
+		lis = append(lis, l)
+	}
+
+	errc := make(chan error, len(lis)+1)
+	for _, l := range lis {
+		go func(l net.Listener) { errc <- gs.Serve(l) }(l)
+		log.Info("serving ShieldService", "addr", l.Addr().String(), "network", l.Addr().Network())
+	}
+	var ms *http.Server
+	if cfg.MetricsListen != "" {
+		ml, err := net.Listen("tcp", cfg.MetricsListen)
+		if err != nil {
+			gs.Stop()
+			return fmt.Errorf("metrics listen %s: %w", cfg.MetricsListen, err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		ms = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		go func() { _ = ms.Serve(ml) }()
+		log.Info("serving metrics", "addr", ml.Addr().String())
+	}
+	log.Info("shield ready", "version", version, "bundle_revision", pol.Revision, "bundle_digest", pol.Digest,
+		"state_dir", cfg.StateDir, "rules", pol.RuleCounts)
+
+	stopWatch := a.watchPolicy(ctx)
+	defer stopWatch()
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+
+	for {
+		select {
+		case <-hup:
+			a.reload("SIGHUP")
+		case err := <-errc:
+			gs.Stop()
+			return fmt.Errorf("grpc server: %w", err)
+		case <-ctx.Done():
+			log.Info("shutting down")
+			done := make(chan struct{})
+			go func() { gs.GracefulStop(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				gs.Stop()
+			}
+			if ms != nil {
+				_ = ms.Close()
+			}
+			return nil
+		}
+	}
+}
+
+func maxRecvMsgSize(cfg *Config) int {
+	n := cfg.Pipeline.MaxArgumentBytes
+	if n == 0 {
+		n = 1 << 20
+	}
+	return n + 64<<10 // room for the envelope; the pipeline enforces the argument cap itself
+}
+
+func inFlightInterceptor(m *shield.Metrics) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		m.InFlight.Inc()
+		defer m.InFlight.Dec()
+		return h(ctx, req)
+	}
+}
+
+// listenUnix listens on a unix socket with mode 0660, replacing a stale socket file but refusing
+// to take over one a running service still answers on.
+func listenUnix(path string) (net.Listener, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("create socket dir: %w", err)
+	}
+	if fi, err := os.Lstat(path); err == nil {
+		if fi.Mode()&os.ModeSocket == 0 {
+			return nil, fmt.Errorf("socket path %s exists and is not a socket", path)
+		}
+		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+			c.Close()
+			return nil, fmt.Errorf("socket %s is in use: is another shield serving this state dir?", path)
+		}
+		if err := os.Remove(path); err != nil {
+			return nil, fmt.Errorf("remove stale socket: %w", err)
+		}
+	}
+	old := syscall.Umask(0o117)
+	l, err := net.Listen("unix", path)
+	syscall.Umask(old)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", path, err)
+	}
+	return l, nil
+}
+
+func closeAll(ls []net.Listener) {
+	for _, l := range ls {
+		_ = l.Close()
+	}
+}
+
+// watchPolicy reloads the bundle when its files change (polling the digest every 2 s; a bundle
+// on disk that stops compiling is rejected by reload and the old one keeps serving).
+func (a *appliance) watchPolicy(ctx context.Context) (stop func()) {
+	if a.cfg.Policy.Path == "" || (a.cfg.Policy.Watch != nil && !*a.cfg.Policy.Watch) {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		t := time.NewTicker(2 * time.Second)
+		defer t.Stop()
+		last := a.pipeline.Policy().Digest
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			b, err := policy.Load(a.cfg.Policy.Path, policy.LoadOptions{})
+			if err != nil || b.Digest == last {
+				continue
+			}
+			last = b.Digest
+			a.reload("file change")
+		}
+	}()
+	return cancel
+}
+

@@ -1,0 +1,118 @@
+// Package bundle activates a policy bundle: it builds the normaliser from the bundle's tool
+// catalog, compiles the CEL (tier 0) and Rego (tier 1) engines, runs the bundle's own examples,
+// and returns the shield.Policy the pipeline serves. A bundle that fails any step is rejected as a
+// whole with every problem found.
+//
+// bundle is the one package that imports both tier engines; cmd/shield and the engine import it.
+package bundle
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/shieldsec/shield/policies"
+	"github.com/shieldsec/shield/policy"
+	"github.com/shieldsec/shield/policy/celrules"
+	"github.com/shieldsec/shield/policy/regoeval"
+	"github.com/shieldsec/shield/shield"
+	"github.com/shieldsec/shield/shield/normalize"
+)
+
+// Options configure activation. The zero value is valid.
+type Options struct {
+	// Workspace is the directory calls are expected to work in; paths inside it are classified
+	// InWorkspace. Empty means no path is inside a workspace.
+	Workspace string
+	// Home is the home directory used to expand "~". Empty means /root for uid 0, else $HOME
+	// is not consulted: the normaliser's own default applies.
+	Home string
+	// BaseCatalog, when non-nil, is merged under the bundle's catalog (the default bundle's
+	// catalog, so authors only add their own tools). nil uses the embedded default catalog.
+	BaseCatalog []byte
+	// NoBaseCatalog uses the bundle's catalog alone.
+	NoBaseCatalog bool
+}
+
+// Activate turns a loaded bundle into a policy ready to serve.
+func Activate(b *policy.Bundle, opt Options) (*shield.Policy, error) {
+	norm, err := Normalizer(b, opt)
+	if err != nil {
+		return nil, err
+	}
+	var errs []error
+	cel, err := celrules.Compile(b, norm.Normalize)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	rg, err := regoeval.Compile(b)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	defaults := map[string]shield.Decision{}
+	for class, d := range b.Defaults.Classes {
+		dec, ok := shield.ParseDecision(d)
+		if !ok {
+			return nil, fmt.Errorf("defaults.yaml: class %s: bad decision %q", class, d)
+		}
+		defaults[class] = dec
+	}
+	if b.Defaults.Default != "" {
+		dec, ok := shield.ParseDecision(b.Defaults.Default)
+		if !ok {
+			return nil, fmt.Errorf("defaults.yaml: bad default decision %q", b.Defaults.Default)
+		}
+		defaults["*"] = dec
+	}
+	if defaults[normalize.ClassUnknown] == shield.Allow || (defaults[normalize.ClassUnknown] == 0 && defaults["*"] == shield.Allow) {
+		defaults[normalize.ClassUnknown] = shield.Escalate
+	}
+	return &shield.Policy{
+		Revision:   b.Revision,
+		Digest:     b.Digest,
+		LoadedAt:   time.Now().UTC(),
+		Normalizer: norm,
+		Tiers:      []shield.Tier{cel, rg},
+		Defaults:   defaults,
+		RuleCounts: map[string]int{cel.Name(): cel.RuleCount(), rg.Name(): rg.RuleCount()},
+	}, nil
+}
+
+// Normalizer builds the normaliser of a bundle: the default catalog (unless disabled) extended by
+// the bundle's own.
+func Normalizer(b *policy.Bundle, opt Options) (*normalize.Normalizer, error) {
+	var cat *normalize.Catalog
+	if !opt.NoBaseCatalog {
+		base := opt.BaseCatalog
+		if base == nil {
+			var err error
+			base, err = policies.Default.ReadFile("default/" + policy.CatalogFile)
+			if err != nil {
+				return nil, fmt.Errorf("read the embedded default catalog: %w", err)
+			}
+		}
+		c, err := normalize.ParseCatalog("default/"+policy.CatalogFile, base)
+		if err != nil {
+			return nil, err
+		}
+		cat = c
+	}
+	if data := b.Catalog(); data != nil {
+		c, err := normalize.ParseCatalog(policy.CatalogFile, data)
+		if err != nil {
+			return nil, err
+		}
+		if cat == nil {
+			cat = c
+		} else {
+			cat.Merge(c)
+		}
+	}
+	if cat == nil {
+		return nil, errors.New("bundle has no catalog.yaml and the default catalog is disabled")
+	}
+	return normalize.New(cat, normalize.Options{Workspace: opt.Workspace, Home: opt.Home}), nil
+}
