@@ -1,0 +1,170 @@
+package sandbox
+
+import "golang.org/x/sys/unix"
+
+// This file is the seccomp policy as data: every syscall the sandbox refuses, when, and why.
+// seccomp.go turns it into a filter; review this table, not the matcher.
+//
+// The filter's default action is to allow: seccomp here removes kernel attack surface and the
+// operations Landlock cannot see, while Landlock decides which files and ports may be used.
+// Syscalls of a foreign architecture (for example i386 int 0x80 on x86_64, or x32) kill the
+// process.
+
+// gate says which profile permission lifts a rule; without that permission the rule applies.
+type gate int
+
+const (
+	always      gate = iota // applies to every profile
+	exceptSpawn             // lifted by Profile.Spawn
+	exceptUDP               // lifted by a non-empty Profile.ConnectUDP
+	exceptUnix              // lifted by Profile.Unix
+	exceptInet              // lifted by any TCP or UDP port in the profile
+)
+
+// cmpOp is how an argument is compared.
+type cmpOp int
+
+const (
+	maskedEq cmpOp = iota // arg & mask == value
+	notEq                 // arg != value (all 64 bits)
+	greater               // arg > value (all 64 bits)
+)
+
+// argCmp is one condition on a syscall argument.
+type argCmp struct {
+	arg   uint
+	op    cmpOp
+	mask  uint64 // maskedEq only
+	value uint64
+}
+
+// syscallRule refuses the named syscalls when every condition in all holds (no conditions: always).
+type syscallRule struct {
+	names []string
+	errno unix.Errno // EPERM unless said otherwise
+	gate  gate
+	all   []argCmp
+	why   string
+}
+
+// int32Arg compares the low 32 bits only: the kernel reads int arguments from the low half of the
+// register, so comparing all 64 bits would let garbage in the high half slip past an equality.
+func int32Arg(arg uint, value uint64) argCmp {
+	return argCmp{arg: arg, op: maskedEq, mask: 0xffffffff, value: value}
+}
+
+func flagSet(arg uint, flag uint64) argCmp {
+	return argCmp{arg: arg, op: maskedEq, mask: flag, value: flag}
+}
+
+// execFD is the descriptor through which the trampoline starts the confined program: when
+// spawning is denied, execveat stays allowed on this descriptor number only (with AT_EMPTY_PATH),
+// and Landlock still requires the file to be an Exec path.
+const execFD = 1023
+
+// socketTypeMask is SOCK_TYPE_MASK: the socket type without SOCK_NONBLOCK and SOCK_CLOEXEC.
+const socketTypeMask = 0xf
+
+// namespaceCloneFlags are the clone(2) flags that create namespaces (CLONE_NEWTIME only exists for
+// unshare and clone3, which are refused outright).
+var namespaceCloneFlags = []uint64{
+	unix.CLONE_NEWNS, unix.CLONE_NEWCGROUP, unix.CLONE_NEWUTS, unix.CLONE_NEWIPC,
+	unix.CLONE_NEWUSER, unix.CLONE_NEWPID, unix.CLONE_NEWNET,
+}
+
+var seccompTable = buildTable()
+
+func buildTable() []syscallRule {
+	t := []syscallRule{
+		{names: []string{"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "process_madvise", "kcmp"},
+			why: "reading, writing or stealing from other processes"},
+		{names: []string{"mount", "umount2", "pivot_root", "chroot",
+			"fsopen", "fsconfig", "fsmount", "fspick", "move_mount", "open_tree", "mount_setattr"},
+			why: "changing the mount table (the new mount API too), which would reshape what Landlock sees"},
+		{names: []string{"unshare", "setns"},
+			why: "entering or creating namespaces (user namespaces expose far more kernel code)"},
+		{names: []string{"bpf", "perf_event_open"},
+			why: "eBPF and perf: large kernel attack surface"},
+		{names: []string{"kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module"},
+			why: "replacing or extending the kernel"},
+		{names: []string{"keyctl", "add_key", "request_key"},
+			why: "the kernel keyring is not namespaced and holds other processes' secrets"},
+		{names: []string{"userfaultfd"},
+			why: "used to win kernel races in exploits"},
+		{names: []string{"io_uring_setup", "io_uring_enter", "io_uring_register"},
+			why: "io_uring performs I/O outside the syscalls seccomp sees"},
+		{names: []string{"personality"},
+			why: "execution domains change how the kernel interprets later syscalls"},
+		{names: []string{"open_by_handle_at", "uselib"},
+			why: "opening files without a path walk"},
+		{names: []string{"reboot", "swapon", "swapoff", "syslog", "acct", "quotactl", "iopl", "ioperm",
+			"fanotify_init", "settimeofday", "clock_settime", "clock_adjtime", "vhangup", "lookup_dcookie"},
+			why: "host administration"},
+		{names: []string{"ioctl"}, all: []argCmp{int32Arg(1, unix.TIOCSTI)},
+			why: "TIOCSTI injects keystrokes into an inherited terminal"},
+		{names: []string{"ioctl"}, all: []argCmp{int32Arg(1, unix.TIOCLINUX)},
+			why: "TIOCLINUX can inject keystrokes into a virtual console"},
+
+		// Processes.
+		{names: []string{"clone3"}, errno: unix.ENOSYS,
+			why: "clone3 passes its flags in memory seccomp cannot read; ENOSYS makes libc fall back to clone, whose flags are checked"},
+		{names: []string{"fork", "vfork", "execve"}, gate: exceptSpawn,
+			why: "spawning processes"},
+		{names: []string{"clone"}, gate: exceptSpawn, all: []argCmp{{arg: 0, op: maskedEq, mask: unix.CLONE_THREAD, value: 0}},
+			why: "spawning processes (clone without CLONE_THREAD is fork)"},
+		{names: []string{"execveat"}, gate: exceptSpawn, all: []argCmp{{arg: 0, op: notEq, value: execFD}},
+			why: "spawning processes (only the trampoline's descriptor may be executed)"},
+		{names: []string{"execveat"}, gate: exceptSpawn, all: []argCmp{{arg: 4, op: maskedEq, mask: unix.AT_EMPTY_PATH, value: 0}},
+			why: "spawning processes (only the trampoline's descriptor itself may be executed)"},
+
+		// Sockets. Landlock rules cover TCP (ABI 4) and UDP (ABI 10) only, so seccomp keeps every
+		// other protocol out.
+		{names: []string{"socket"}, all: []argCmp{int32Arg(2, unix.IPPROTO_MPTCP)},
+			why: "MPTCP sockets bypass Landlock's TCP rules (Go's net.Listen uses MPTCP by default)"},
+		{names: []string{"socket"}, all: []argCmp{{arg: 2, op: greater, value: unix.IPPROTO_UDP}},
+			why: "only protocols 0, TCP and UDP (SCTP, UDP-Lite, MPTCP... escape Landlock)"},
+		{names: []string{"socket", "socketpair"}, gate: exceptUnix, all: []argCmp{int32Arg(0, unix.AF_UNIX)},
+			why: "unix sockets (below Landlock ABI 9 connect reaches any named socket)"},
+		{names: []string{"socket", "socketpair"}, gate: exceptInet, all: []argCmp{int32Arg(0, unix.AF_INET)},
+			why: "IPv4 sockets when the profile has no port"},
+		{names: []string{"socket", "socketpair"}, gate: exceptInet, all: []argCmp{int32Arg(0, unix.AF_INET6)},
+			why: "IPv6 sockets when the profile has no port"},
+	}
+	for proto := uint64(1); proto < unix.IPPROTO_UDP; proto++ {
+		if proto == unix.IPPROTO_TCP {
+			continue
+		}
+		t = append(t, syscallRule{names: []string{"socket"}, all: []argCmp{int32Arg(2, proto)},
+			why: "only protocols 0, TCP and UDP"})
+	}
+	for _, family := range []uint64{unix.AF_INET, unix.AF_INET6} {
+		for typ := uint64(0); typ <= socketTypeMask; typ++ {
+			switch typ {
+			case unix.SOCK_STREAM:
+				continue
+			case unix.SOCK_DGRAM:
+				t = append(t, syscallRule{names: []string{"socket"}, gate: exceptUDP,
+					all: []argCmp{int32Arg(0, family), {arg: 1, op: maskedEq, mask: socketTypeMask, value: typ}},
+					why: "UDP when the profile allows none (Landlock below ABI 10 does not see UDP)"})
+			default:
+				t = append(t, syscallRule{names: []string{"socket"},
+					all: []argCmp{int32Arg(0, family), {arg: 1, op: maskedEq, mask: socketTypeMask, value: typ}},
+					why: "IP sockets other than stream and datagram (raw, packet, SCTP seqpacket)"})
+			}
+		}
+	}
+	// Every address family but unix, IPv4 and IPv6 (netlink, packet, vsock, bluetooth, alg...).
+	for family := uint64(0); family < 64; family++ {
+		switch family {
+		case unix.AF_UNIX, unix.AF_INET, unix.AF_INET6:
+			continue
+		}
+		t = append(t, syscallRule{names: []string{"socket", "socketpair"}, all: []argCmp{int32Arg(0, family)},
+			why: "address families other than unix, IPv4 and IPv6"})
+	}
+	for _, flag := range namespaceCloneFlags {
+		t = append(t, syscallRule{names: []string{"clone"}, all: []argCmp{flagSet(0, flag)},
+			why: "creating namespaces"})
+	}
+	return t
+}
