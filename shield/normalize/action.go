@@ -27,6 +27,7 @@ const (
 	ClassBrowser      = "browser"
 	ClassCodeExec     = "code_exec"
 	ClassConfigChange = "config_change"
+	ClassQuery        = "query" // a read-only lookup in an external system (get_*, search_*, list_*, *_lookup)
 	ClassUnknown      = "unknown"
 )
 
@@ -66,6 +67,10 @@ type Action struct {
 	Prompt     string   `json:"prompt"`  // agent_spawn / schedule prompt or task text
 	Method     string   `json:"method"`  // upper-cased HTTP method, "" when not a request
 	Strings    []string `json:"strings"` // every string value in the arguments, depth-first, bounded
+
+	// Truncated is set when a bound was hit (command count, nesting depth, string count): parts of
+	// the call were not looked at. Like ParseError, a signal that must never lead to an allow.
+	Truncated bool `json:"truncated"`
 }
 
 // Command is one simple command: argv after quote removal, with what surrounds it.
@@ -79,6 +84,7 @@ type Command struct {
 	Pipe       bool       `json:"pipe"`       // part of a pipeline
 	PipeIndex  int        `json:"pipe_index"` // position in its pipeline (0 = first)
 	Redirects  []Redirect `json:"redirects"`
+	Env        []string   `json:"env"`     // assignments before the command or given to env ("LD_PRELOAD=/tmp/x.so")
 	Dynamic    bool       `json:"dynamic"` // argv[0] or an argument came from an expansion ($VAR, $(…), globs we did not expand)
 	Sudo       bool       `json:"sudo"`    // run through sudo/doas/su -c
 	Background bool       `json:"background"`
@@ -111,4 +117,5 @@ type URL struct {
 	Query    string `json:"query"`
 	UserInfo bool   `json:"userinfo"` // the URL carries user:password@
 	IPClass  string `json:"ip_class"`
+	Role     string `json:"role"` // "request", "connect" or "text" (found inside another string); see the URL* constants
 }

@@ -1,0 +1,292 @@
+package normalize
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Path roles. They are API (rules name them).
+const (
+	RoleRead   = "read"
+	RoleWrite  = "write"
+	RoleDelete = "delete"
+	RoleSource = "source"
+	RoleDest   = "dest"
+	RoleExec   = "exec"
+	RoleArg    = "arg"
+	RoleList   = "list"
+)
+
+var knownRoles = map[string]bool{RoleRead: true, RoleWrite: true, RoleDelete: true, RoleSource: true,
+	RoleDest: true, RoleExec: true, RoleArg: true, RoleList: true}
+
+// KnownClasses are the built-in action classes. A catalog may declare more under `classes:`.
+var KnownClasses = []string{ClassExec, ClassFileRead, ClassFileWrite, ClassFileDelete, ClassFileMove,
+	ClassFileList, ClassFileSearch, ClassNetRequest, ClassMessageSend, ClassAgentSpawn, ClassMemoryWrite,
+	ClassMemoryRead, ClassSchedule, ClassVCSPush, ClassVCS, ClassDatabase, ClassBrowser, ClassCodeExec,
+	ClassConfigChange, ClassQuery, ClassUnknown}
+
+// Catalog maps tool names to entries saying what a tool does and which arguments carry what.
+// It is immutable once parsed or merged; Lookup is safe for concurrent use.
+type Catalog struct {
+	exact   map[string]*Entry // by exact name
+	folded  map[string]*Entry // by lower-cased name, when no exact name matched
+	globs   []globEntry       // in precedence order
+	classes map[string]bool
+	entries []*Entry
+}
+
+type globEntry struct {
+	pattern string // lower-cased
+	entry   *Entry
+}
+
+// Entry is one catalog entry. Argument keys are names of top-level keys, or dotted paths where `*`
+// stands for every element of an array or every value of an object ("edits.*.newText"). When several
+// keys are listed, every one present is used.
+type Entry struct {
+	Names         []string  `yaml:"names"` // exact tool names and glob patterns (path.Match syntax, matched case-insensitively)
+	Class         string    `yaml:"class"`
+	Note          string    `yaml:"note,omitempty"`
+	Command       []string  `yaml:"command,omitempty"` // a shell command string, or an argv list
+	Cwd           []string  `yaml:"cwd,omitempty"`
+	Paths         []PathArg `yaml:"paths,omitempty"`
+	URLs          []string  `yaml:"urls,omitempty"`
+	Recipients    []string  `yaml:"recipients,omitempty"`
+	Body          []string  `yaml:"body,omitempty"`
+	Content       []string  `yaml:"content,omitempty"`
+	Prompt        []string  `yaml:"prompt,omitempty"`
+	Method        []string  `yaml:"method,omitempty"`
+	DefaultMethod string    `yaml:"default_method,omitempty"` // method when no method argument is sent (e.g. GET)
+	Patch         []string  `yaml:"patch,omitempty"`          // an apply_patch document ("*** Begin Patch"); its files become paths
+
+	source string // file:line, for messages
+}
+
+// PathArg names the argument keys holding paths and the role those paths play.
+type PathArg struct {
+	Keys []string `yaml:"keys"`
+	Role string   `yaml:"role"`
+}
+
+// Source is the file:line the entry was defined at.
+func (e *Entry) Source() string { return e.source }
+
+type catalogFile struct {
+	Version int      `yaml:"version"`
+	Classes []string `yaml:"classes,omitempty"`
+	Tools   []Entry  `yaml:"tools"`
+}
+
+var classNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+
+// ParseCatalog parses a catalog file strictly: an unknown key, an unknown class or role, a bad glob or
+// a name listed twice is an error. Every problem is reported, each as "name:line: message"; the error
+// is a *CatalogError wrapping ErrCatalog.
+func ParseCatalog(name string, data []byte) (*Catalog, error) {
+	var f catalogFile
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil {
+		return nil, &CatalogError{Problems: yamlProblems(name, err)}
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return nil, &CatalogError{Problems: []string{fmt.Sprintf("%s:%d: more than one YAML document", name, extra.Line)}}
+	}
+	// Line numbers of the entries, from a second pass over the node tree.
+	var root yaml.Node
+	_ = yaml.Unmarshal(data, &root)
+	lines := entryLines(&root)
+
+	var probs []string
+	if f.Version != 1 {
+		probs = append(probs, fmt.Sprintf("%s:1: version must be 1, got %d", name, f.Version))
+	}
+	c := &Catalog{exact: map[string]*Entry{}, folded: map[string]*Entry{}, classes: map[string]bool{}}
+	for _, k := range KnownClasses {
+		c.classes[k] = true
+	}
+	for _, k := range f.Classes {
+		if !classNameRE.MatchString(k) {
+			probs = append(probs, fmt.Sprintf("%s: class %q: must match %s", name, k, classNameRE))
+		}
+		c.classes[k] = true
+	}
+	seen := map[string]string{}
+	for i := range f.Tools {
+		e := &f.Tools[i]
+		line := 0
+		if i < len(lines) {
+			line = lines[i]
+		}
+		e.source = fmt.Sprintf("%s:%d", name, line)
+		bad := func(format string, a ...any) { probs = append(probs, e.source+": "+fmt.Sprintf(format, a...)) }
+		if len(e.Names) == 0 {
+			bad("entry has no names")
+		}
+		if !c.classes[e.Class] {
+			bad("unknown class %q (declare it under classes: to add one)", e.Class)
+		}
+		for _, p := range e.Paths {
+			if !knownRoles[p.Role] {
+				bad("unknown path role %q", p.Role)
+			}
+			if len(p.Keys) == 0 {
+				bad("paths entry with role %q has no keys", p.Role)
+			}
+		}
+		for _, keys := range [][]string{e.Command, e.Cwd, e.URLs, e.Recipients, e.Body, e.Content, e.Prompt, e.Method, e.Patch} {
+			for _, k := range keys {
+				if k == "" || strings.HasPrefix(k, ".") || strings.HasSuffix(k, ".") || strings.Contains(k, "..") {
+					bad("bad argument key %q", k)
+				}
+			}
+		}
+		for _, n := range e.Names {
+			if n == "" {
+				bad("empty tool name")
+				continue
+			}
+			if prev, dup := seen[n]; dup {
+				bad("tool name %q already listed at %s", n, prev)
+				continue
+			}
+			seen[n] = e.source
+			if isGlob(n) {
+				if _, err := path.Match(n, ""); err != nil {
+					bad("bad glob %q: %v", n, err)
+					continue
+				}
+				c.globs = append(c.globs, globEntry{pattern: strings.ToLower(n), entry: e})
+				continue
+			}
+			c.exact[n] = e
+			if _, ok := c.folded[strings.ToLower(n)]; !ok {
+				c.folded[strings.ToLower(n)] = e
+			}
+		}
+		c.entries = append(c.entries, e)
+	}
+	if len(probs) > 0 {
+		return nil, &CatalogError{Problems: probs}
+	}
+	return c, nil
+}
+
+func isGlob(s string) bool { return strings.ContainsAny(s, "*?[") }
+
+var yamlLineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+
+// yamlProblems turns a yaml error into "name:line: message" problems.
+func yamlProblems(name string, err error) []string {
+	var te *yaml.TypeError
+	var msgs []string
+	if errors.As(err, &te) {
+		msgs = te.Errors
+	} else {
+		msgs = []string{err.Error()}
+	}
+	out := make([]string, 0, len(msgs))
+	for _, m := range msgs {
+		if sm := yamlLineRE.FindStringSubmatch(strings.TrimSpace(m)); sm != nil {
+			out = append(out, fmt.Sprintf("%s:%s: %s", name, sm[1], sm[2]))
+		} else {
+			out = append(out, fmt.Sprintf("%s: %s", name, strings.TrimPrefix(m, "yaml: ")))
+		}
+	}
+	return out
+}
+
+// entryLines returns the line of each item of the top-level `tools:` sequence.
+func entryLines(root *yaml.Node) []int {
+	if root == nil || root.Kind != yaml.DocumentNode || len(root.Content) == 0 {
+		return nil
+	}
+	m := root.Content[0]
+	if m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == "tools" && m.Content[i+1].Kind == yaml.SequenceNode {
+			var lines []int
+			for _, it := range m.Content[i+1].Content {
+				lines = append(lines, it.Line)
+			}
+			return lines
+		}
+	}
+	return nil
+}
+
+// Merge returns a catalog where other's entries extend and override c's: an exact name in other
+// replaces c's entry for that name, and other's glob patterns are tried before c's. Neither input is
+// modified. A nil other returns c.
+func (c *Catalog) Merge(other *Catalog) *Catalog {
+	if other == nil {
+		return c
+	}
+	if c == nil {
+		return other
+	}
+	m := &Catalog{exact: map[string]*Entry{}, folded: map[string]*Entry{}, classes: map[string]bool{}}
+	for k, v := range c.exact {
+		m.exact[k] = v
+	}
+	for k, v := range other.exact {
+		m.exact[k] = v
+	}
+	for k, v := range c.folded {
+		m.folded[k] = v
+	}
+	for k, v := range other.folded {
+		m.folded[k] = v
+	}
+	for k := range c.classes {
+		m.classes[k] = true
+	}
+	for k := range other.classes {
+		m.classes[k] = true
+	}
+	m.globs = append(append([]globEntry{}, other.globs...), c.globs...)
+	m.entries = append(append([]*Entry{}, c.entries...), other.entries...)
+	return m
+}
+
+// Lookup returns the entry for a tool name: an exact name first, then the same name compared
+// case-insensitively, then the first matching glob pattern. ok is false when nothing matched.
+func (c *Catalog) Lookup(tool string) (e *Entry, ok bool) {
+	if c == nil {
+		return nil, false
+	}
+	if e, ok := c.exact[tool]; ok {
+		return e, true
+	}
+	lt := strings.ToLower(tool)
+	if e, ok := c.folded[lt]; ok {
+		return e, true
+	}
+	for _, g := range c.globs {
+		if m, _ := path.Match(g.pattern, lt); m {
+			return g.entry, true
+		}
+	}
+	return nil, false
+}
+
+// Names lists the exact tool names of the catalog, sorted; for documentation and tests.
+func (c *Catalog) Names() []string {
+	var out []string
+	for k := range c.exact {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,454 @@
+package normalize
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Default bounds of a Normalizer.
+const (
+	DefaultMaxDepth    = 4    // nesting of $(…), bash -c, eval, sudo … below the top command
+	DefaultMaxCommands = 256  // simple commands kept per call
+	DefaultMaxStrings  = 1024 // strings, paths and URLs kept per call (each)
+	DefaultWorkspace   = "/workspace"
+	DefaultHome        = "/root"
+)
+
+// Options configures a Normalizer. Zero fields take the defaults above.
+type Options struct {
+	Workspace   string // absolute; relative paths resolve against it when the call has no cwd
+	Home        string // absolute; "~" expands to it
+	MaxDepth    int
+	MaxCommands int
+	MaxStrings  int
+}
+
+// Normalizer turns tool calls into Actions. Build one per catalog with New; it is immutable and
+// safe for concurrent use.
+type Normalizer struct {
+	cat     *Catalog
+	opt     Options
+	sens    *sensitiveMatcher
+	parsers sync.Pool
+}
+
+// New returns a Normalizer over cat (nil: every tool is unknown).
+func New(cat *Catalog, opt Options) *Normalizer {
+	if opt.Workspace == "" {
+		opt.Workspace = DefaultWorkspace
+	}
+	if opt.Home == "" {
+		opt.Home = DefaultHome
+	}
+	opt.Workspace, _ = resolvePath(opt.Workspace, "/", "/")
+	opt.Home, _ = resolvePath(opt.Home, "/", "/")
+	if opt.MaxDepth <= 0 {
+		opt.MaxDepth = DefaultMaxDepth
+	}
+	if opt.MaxCommands <= 0 {
+		opt.MaxCommands = DefaultMaxCommands
+	}
+	if opt.MaxStrings <= 0 {
+		opt.MaxStrings = DefaultMaxStrings
+	}
+	n := &Normalizer{cat: cat, opt: opt, sens: newSensitiveMatcher(opt.Home)}
+	n.parsers.New = func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }
+	return n
+}
+
+// state is the per-call work area.
+type state struct {
+	n        *Normalizer
+	act      *Action
+	cwd      string
+	pathSeen map[string]bool
+	urlSeen  map[string]bool
+}
+
+// Normalize builds the Action for a call. args are decoded arguments (DecodeArguments); cwd is the
+// caller's working directory ("" = the workspace). It never fails: what cannot be read is reported
+// in ParseError or Truncated, and an internal fault yields an unknown action with ParseError set.
+func (n *Normalizer) Normalize(tool string, args map[string]any, cwd string) (act *Action) {
+	act = &Action{Tool: tool, Class: ClassUnknown, Args: args, Workspace: n.opt.Workspace}
+	defer func() {
+		if r := recover(); r != nil {
+			act = &Action{Tool: tool, Class: ClassUnknown, Args: args, Workspace: n.opt.Workspace,
+				Cwd: n.opt.Workspace, ParseError: fmt.Sprintf("internal error while normalising: %v", r), Truncated: true}
+		}
+	}()
+	s := &state{n: n, act: act}
+	base := n.opt.Workspace
+	if cwd != "" {
+		base, _ = resolvePath(cwd, n.opt.Workspace, n.opt.Home)
+	}
+	s.cwd = base
+
+	e, known := n.cat.Lookup(tool)
+	used := map[string]bool{}
+	if known {
+		act.Known = true
+		act.Class = e.Class
+		s.applyEntry(e, used)
+	}
+	act.Cwd = s.cwd
+	s.generic(args, used)
+	s.collectStrings(args)
+	s.textURLs()
+	return act
+}
+
+func (s *state) applyEntry(e *Entry, used map[string]bool) {
+	args := s.act.Args
+	take := func(keys []string) []any {
+		var out []any
+		for _, k := range keys {
+			vs := lookupKey(args, k)
+			if len(vs) > 0 {
+				used[topKey(k)] = true
+				out = append(out, vs...)
+			}
+		}
+		return out
+	}
+	// cwd first: every other path resolves against it.
+	for _, v := range take(e.Cwd) {
+		if str, ok := v.(string); ok && str != "" {
+			s.cwd, _ = resolvePath(str, s.cwd, s.n.opt.Home)
+			break
+		}
+	}
+	for _, pa := range e.Paths {
+		for _, v := range take(pa.Keys) {
+			for _, str := range stringsOf(v) {
+				if strings.Contains(str, "://") && !strings.HasPrefix(strings.ToLower(str), "file:") {
+					s.addURL(str, URLRequest, false)
+					continue
+				}
+				s.addPath(str, pa.Role)
+			}
+		}
+	}
+	for _, v := range take(e.URLs) {
+		for _, str := range stringsOf(v) {
+			s.addURL(str, URLRequest, true)
+			if strings.HasPrefix(strings.ToLower(str), "file:") {
+				s.addPath(str, RoleRead)
+			}
+		}
+	}
+	for _, v := range take(e.Recipients) {
+		for _, str := range stringsOf(v) {
+			for _, r := range strings.FieldsFunc(str, func(r rune) bool { return r == ',' || r == ';' }) {
+				if r = strings.TrimSpace(r); r != "" {
+					s.act.Recipients = append(s.act.Recipients, r)
+				}
+			}
+		}
+	}
+	s.act.Body = joinText(s.act.Body, take(e.Body))
+	s.act.Content = joinText(s.act.Content, take(e.Content))
+	s.act.Prompt = joinText(s.act.Prompt, take(e.Prompt))
+	for _, v := range take(e.Method) {
+		if str, ok := v.(string); ok && str != "" {
+			s.act.Method = strings.ToUpper(strings.TrimSpace(str))
+			break
+		}
+	}
+	if s.act.Method == "" && e.DefaultMethod != "" {
+		s.act.Method = strings.ToUpper(e.DefaultMethod)
+	}
+	for _, v := range take(e.Patch) {
+		if str, ok := v.(string); ok {
+			s.act.Content = joinText(s.act.Content, []any{str})
+			s.patchPaths(str)
+		}
+	}
+	for _, v := range take(e.Command) {
+		s.command(v)
+		break
+	}
+}
+
+// command handles a command argument: a string is parsed as shell, an argv list is taken as is.
+func (s *state) command(v any) {
+	switch c := v.(type) {
+	case string:
+		if s.act.Command == "" {
+			s.act.Command = c
+		}
+		w := s.walker()
+		w.script(c, 0, "", false)
+	case []any:
+		argv := make([]string, 0, len(c))
+		for _, x := range c {
+			str, ok := x.(string)
+			if !ok {
+				str = fmt.Sprint(x)
+			}
+			argv = append(argv, str)
+		}
+		if s.act.Command == "" {
+			s.act.Command = quoteArgv(argv)
+		}
+		if len(argv) > 0 {
+			w := s.walker()
+			w.emit(frame{}, words{argv: argv, dyn: make([]bool, len(argv))}, s.act.Command, nil, nil, false, 0, false, "")
+		}
+	}
+}
+
+func quoteArgv(argv []string) string {
+	parts := make([]string, len(argv))
+	for i, a := range argv {
+		q, err := syntax.Quote(a, syntax.LangBash)
+		if err != nil {
+			q = fmt.Sprintf("%q", a)
+		}
+		parts[i] = q
+	}
+	return strings.Join(parts, " ")
+}
+
+// generic extracts from keys the catalog entry did not name (all keys of an unknown tool): paths
+// from path-like keys, URLs from URL-like keys, a shell command from command-like keys of unknown tools.
+func (s *state) generic(args map[string]any, used map[string]bool) {
+	keys := make([]string, 0, len(args))
+	for k := range args {
+		if !used[k] {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := args[k]
+		switch {
+		case isURLKey(k):
+			for _, str := range stringsOf(v) {
+				if strings.Contains(str, "://") || looksLikeHost(str) {
+					s.addURL(str, URLRequest, true)
+				}
+			}
+		case isPathKey(k):
+			for _, str := range stringsOf(v) {
+				if strings.Contains(str, "://") {
+					s.addURL(str, URLRequest, true)
+					continue
+				}
+				s.addPath(str, pathRoleForKey(k))
+			}
+		case !s.act.Known && isCommandKey(k):
+			s.command(v)
+		}
+	}
+}
+
+func isCommandKey(k string) bool {
+	switch strings.ToLower(k) {
+	case "command", "cmd", "shell", "script", "bash", "shell_command", "commandline", "command_line":
+		return true
+	}
+	return false
+}
+
+// collectStrings gathers every string value (and object key) depth-first, bounded.
+func (s *state) collectStrings(args map[string]any) {
+	max := s.n.opt.MaxStrings
+	var walk func(v any, depth int)
+	walk = func(v any, depth int) {
+		if len(s.act.Strings) >= max {
+			s.act.Truncated = true
+			return
+		}
+		if depth > 128 {
+			s.act.Truncated = true
+			return
+		}
+		switch x := v.(type) {
+		case string:
+			s.act.Strings = append(s.act.Strings, x)
+		case map[string]any:
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				walk(x[k], depth+1)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e, depth+1)
+			}
+		}
+	}
+	walk(args, 0)
+}
+
+// textURLs finds scheme://… URLs in every string and adds those not already present.
+func (s *state) textURLs() {
+	for _, str := range s.act.Strings {
+		if !strings.Contains(str, "://") {
+			continue
+		}
+		for _, m := range urlInTextRE.FindAllString(str, 64) {
+			s.addURL(strings.TrimRight(m, ".,:;!?"), URLText, false)
+		}
+	}
+}
+
+func (s *state) addPath(raw, role string) {
+	if raw == "" || raw == "-" {
+		return
+	}
+	if len(s.act.Paths) >= s.n.opt.MaxStrings {
+		s.act.Truncated = true
+		return
+	}
+	clean, ok := resolvePath(raw, s.cwd, s.n.opt.Home)
+	if !ok {
+		return
+	}
+	key := role + "\x00" + clean
+	if s.pathSeen == nil {
+		s.pathSeen = map[string]bool{}
+	}
+	if s.pathSeen[key] {
+		return
+	}
+	s.pathSeen[key] = true
+	kind := s.n.sens.classify(clean)
+	s.act.Paths = append(s.act.Paths, Path{Raw: raw, Clean: clean, Role: role,
+		InWorkspace: inDir(clean, s.n.opt.Workspace), Sensitive: kind != "", Kind: kind})
+}
+
+func (s *state) addURL(raw, role string, assumeHTTP bool) {
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		return
+	}
+	if s.urlSeen == nil {
+		s.urlSeen = map[string]bool{}
+	}
+	if s.urlSeen[raw] { // the first role seen wins: request and connect are added before text
+		return
+	}
+	if len(s.act.URLs) >= s.n.opt.MaxStrings {
+		s.act.Truncated = true
+		return
+	}
+	s.urlSeen[raw] = true
+	s.act.URLs = append(s.act.URLs, parseURL(raw, role, assumeHTTP))
+}
+
+// addConnect adds a raw connection target.
+func (s *state) addConnect(host, port string) {
+	raw := "tcp://" + host
+	if strings.Contains(host, ":") && !strings.HasPrefix(host, "[") {
+		raw = "tcp://[" + host + "]"
+	}
+	if port != "" {
+		raw += ":" + port
+	}
+	s.addURL(raw, URLConnect, false)
+}
+
+// lookupKey returns the values at a dotted key path; "*" walks every element of an array or value
+// of an object.
+func lookupKey(args map[string]any, key string) []any {
+	parts := strings.Split(key, ".")
+	cur := []any{args}
+	for _, p := range parts {
+		var next []any
+		for _, c := range cur {
+			switch x := c.(type) {
+			case map[string]any:
+				if p == "*" {
+					ks := make([]string, 0, len(x))
+					for k := range x {
+						ks = append(ks, k)
+					}
+					sort.Strings(ks)
+					for _, k := range ks {
+						next = append(next, x[k])
+					}
+				} else if v, ok := x[p]; ok && v != nil {
+					next = append(next, v)
+				}
+			case []any:
+				if p == "*" {
+					next = append(next, x...)
+				}
+			}
+		}
+		cur = next
+	}
+	return cur
+}
+
+func topKey(k string) string {
+	if i := strings.IndexByte(k, '.'); i >= 0 {
+		return k[:i]
+	}
+	return k
+}
+
+// stringsOf returns v if it is a string, the strings of v if it is an array.
+func stringsOf(v any) []string {
+	switch x := v.(type) {
+	case string:
+		return []string{x}
+	case []any:
+		var out []string
+		for _, e := range x {
+			if str, ok := e.(string); ok {
+				out = append(out, str)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+func joinText(cur string, vs []any) string {
+	for _, v := range vs {
+		for _, str := range stringsOf(v) {
+			if cur == "" {
+				cur = str
+			} else {
+				cur += "\n" + str
+			}
+		}
+	}
+	return cur
+}
+
+// patchPaths reads the file names of an apply_patch document.
+func (s *state) patchPaths(patch string) {
+	codexFormat := strings.Contains(patch, "*** Begin Patch")
+	for _, line := range strings.Split(patch, "\n") {
+		line = strings.TrimRight(line, "\r")
+		switch {
+		case strings.HasPrefix(line, "*** Add File: "):
+			s.addPath(strings.TrimSpace(strings.TrimPrefix(line, "*** Add File: ")), RoleWrite)
+		case strings.HasPrefix(line, "*** Update File: "):
+			s.addPath(strings.TrimSpace(strings.TrimPrefix(line, "*** Update File: ")), RoleWrite)
+		case strings.HasPrefix(line, "*** Delete File: "):
+			s.addPath(strings.TrimSpace(strings.TrimPrefix(line, "*** Delete File: ")), RoleDelete)
+		case strings.HasPrefix(line, "*** Move to: "):
+			s.addPath(strings.TrimSpace(strings.TrimPrefix(line, "*** Move to: ")), RoleDest)
+		case !codexFormat && (strings.HasPrefix(line, "--- ") || strings.HasPrefix(line, "+++ ")): // unified diff headers
+			p := strings.TrimSpace(line[4:])
+			if i := strings.IndexByte(p, '\t'); i >= 0 {
+				p = p[:i]
+			}
+			if p != "/dev/null" && p != "" {
+				p = strings.TrimPrefix(strings.TrimPrefix(p, "a/"), "b/")
+				s.addPath(p, RoleWrite)
+			}
+		}
+	}
+}

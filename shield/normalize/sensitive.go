@@ -1,0 +1,130 @@
+package normalize
+
+import (
+	"strings"
+
+	"github.com/gobwas/glob"
+)
+
+// sensitiveTable classifies cleaned absolute paths. It is security policy kept as data: review it as
+// such. Patterns use github.com/gobwas/glob syntax with '/' as separator: `*` stays within one path
+// element, `**` crosses elements, `{a,b}` lists alternatives. `~` at the start stands for the home
+// directory given in Options; patterns starting with `**/` match under every user's home too.
+// The first matching row wins, so specific kinds come before general ones.
+//
+// Decisions recorded here:
+//   - `.env` files are sensitive wherever they are, also inside the workspace (kind "dotenv");
+//     rules combine Kind with InWorkspace. Examples and templates (.env.example, .env.sample,
+//     .env.template, .env.dist) are not sensitive.
+//   - Everything under ~/.ssh is "ssh_key" except authorized_keys* ("ssh_authorized_keys": writing it
+//     is persistence, reading it is not credential access).
+//   - Paths are classified as written, after cleaning; symbolic links are not resolved (Shield does
+//     not touch the file system on the decision path). Rules on workspace paths should expect that.
+var sensitiveTable = []struct {
+	Kind     string
+	Patterns []string
+}{
+	{"ssh_authorized_keys", []string{"**/.ssh/authorized_keys*", "/etc/ssh/authorized_keys*", "/etc/ssh/sshd_config", "/etc/ssh/sshd_config.d/**"}},
+	{"ssh_key", []string{"**/.ssh", "**/.ssh/**", "/etc/ssh/ssh_host_*", "**/id_{rsa,dsa,ecdsa,ed25519}{,_sk}", "**/id_{rsa,dsa,ecdsa,ed25519}{,_sk}.pub"}},
+	{"cloud_credentials", []string{"**/.aws", "**/.aws/**", "**/.config/gcloud", "**/.config/gcloud/**", "**/.azure", "**/.azure/**",
+		"**/.oci/**", "**/.config/doctl/**", "**/application_default_credentials.json", "**/.boto"}},
+	{"kube_config", []string{"**/.kube/config", "**/.kube/**", "/etc/kubernetes/**", "/var/lib/kubelet/**"}},
+	{"k8s_service_account", []string{"/var/run/secrets/**", "/run/secrets/**"}},
+	{"container_socket", []string{"/var/run/docker.sock", "/run/docker.sock", "/run/containerd/containerd.sock", "/var/run/containerd/containerd.sock", "/run/podman/podman.sock", "**/.docker/run/docker.sock"}},
+	{"docker_config", []string{"**/.docker/config.json"}},
+	{"credentials", []string{"**/.netrc", "**/_netrc", "**/.pgpass", "**/.git-credentials", "**/.npmrc", "**/.pypirc", "**/.my.cnf",
+		"**/.config/gh/hosts.yml", "**/.terraform.d/credentials.tfrc.json", "**/.vault-token", "**/.cargo/credentials{,.toml}",
+		"**/.gem/credentials", "**/.config/hub", "**/.composer/auth.json", "**/.m2/settings.xml", "**/.gradle/gradle.properties",
+		"**/credentials.json", "**/secrets.{json,yaml,yml,toml}", "**/.htpasswd"}},
+	{"dotenv", []string{"**/.env", "**/.env.{local,production,prod,development,dev,staging,test}", "**/.env.*.local", "**/.envrc"}},
+	{"private_key", []string{"**/*.{pem,key,p12,pfx,jks,keystore,ppk}", "/etc/ssl/private/**", "/etc/letsencrypt/**"}},
+	{"shadow", []string{"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/security/opasswd"}},
+	{"account_db", []string{"/etc/passwd", "/etc/passwd-", "/etc/group", "/etc/group-", "/etc/subuid", "/etc/subgid"}},
+	{"sudoers", []string{"/etc/sudoers", "/etc/sudoers.d", "/etc/sudoers.d/**", "/etc/doas.conf"}},
+	{"pam", []string{"/etc/pam.d/**", "/etc/security/**", "/lib/security/**", "/usr/lib/security/**", "/lib/*/security/**"}},
+	{"ld_preload", []string{"/etc/ld.so.preload", "/etc/ld.so.conf", "/etc/ld.so.conf.d/**"}},
+	{"proc_environ", []string{"/proc/*/environ", "/proc/*/task/*/environ"}},
+	{"proc_mem", []string{"/proc/*/mem", "/proc/*/task/*/mem", "/proc/kcore", "/proc/*/maps", "/proc/kallsyms", "/dev/mem", "/dev/kmem", "/dev/port"}},
+	{"proc_root", []string{"/proc/*/root", "/proc/*/root/**", "/proc/*/cwd/**", "/proc/*/fd/**", "/proc/sys/**", "/proc/sysrq-trigger"}},
+	{"shell_history", []string{"**/.bash_history", "**/.zsh_history", "**/.history", "**/.python_history", "**/.psql_history", "**/.mysql_history", "**/.node_repl_history"}},
+	{"shell_rc", []string{"**/.bashrc", "**/.bash_profile", "**/.bash_login", "**/.bash_logout", "**/.profile", "**/.zshrc", "**/.zprofile",
+		"**/.zshenv", "**/.zlogin", "**/.zlogout", "**/.cshrc", "**/.tcshrc", "**/.kshrc", "**/.inputrc", "**/.config/fish/**",
+		"/etc/profile", "/etc/profile.d/**", "/etc/bash.bashrc", "/etc/bashrc", "/etc/zsh/**", "/etc/zshrc", "/etc/zprofile", "/etc/environment"}},
+	{"cron", []string{"/etc/cron*", "/etc/cron*/**", "/var/spool/cron", "/var/spool/cron/**", "/etc/anacrontab", "/var/spool/anacron/**", "/etc/at.allow", "/etc/at.deny", "/var/spool/at/**"}},
+	{"service_unit", []string{"/etc/systemd/**", "/lib/systemd/**", "/usr/lib/systemd/**", "/run/systemd/system/**", "**/.config/systemd/**",
+		"/etc/init.d/**", "/etc/rc.local", "/etc/rc*.d/**", "/etc/init/**", "/etc/xinetd.d/**", "/etc/udev/rules.d/**", "/etc/modules-load.d/**", "/etc/modprobe.d/**"}},
+	{"autostart", []string{"**/.config/autostart", "**/.config/autostart/**", "/etc/xdg/autostart/**"}},
+	{"git_hooks", []string{"**/.git/hooks/**", "**/.git/config", "**/.gitconfig", "**/.config/git/config"}},
+	{"agent_config", []string{"**/.claude/**", "**/.claude.json", "**/.codex/**", "**/.cursor/**", "**/.mcp.json", "**/.gemini/**", "**/.vscode/{settings,tasks}.json"}},
+	{"browser_credentials", []string{"**/.mozilla/firefox/**", "**/.config/google-chrome/**", "**/.config/chromium/**", "**/.config/BraveSoftware/**",
+		"**/.config/microsoft-edge/**", "**/.config/opera/**", "**/Library/Application Support/Google/Chrome/**", "**/snap/firefox/**"}},
+	{"password_store", []string{"**/.password-store", "**/.password-store/**", "**/*.kdbx", "**/*.kdb", "**/.local/share/keyrings/**",
+		"**/.config/Bitwarden/**", "**/.config/1Password/**", "**/.config/KeePassXC/**", "**/.local/share/kwalletd/**"}},
+	{"gpg_keyring", []string{"**/.gnupg", "**/.gnupg/**"}},
+	{"block_device", []string{"/dev/sd*", "/dev/hd*", "/dev/vd*", "/dev/xvd*", "/dev/nvme*", "/dev/mmcblk*", "/dev/dm-*", "/dev/mapper/**", "/dev/loop*", "/dev/md*", "/dev/disk/**"}},
+	{"boot", []string{"/boot", "/boot/**", "/efi/**", "/lib/modules/**", "/usr/lib/modules/**"}},
+	{"hosts", []string{"/etc/hosts", "/etc/resolv.conf", "/etc/nsswitch.conf"}},
+	{"audit_log", []string{"/var/log/auth.log", "/var/log/secure", "/var/log/audit/**", "/var/log/wtmp", "/var/log/btmp", "/var/log/lastlog", "/var/run/utmp"}},
+}
+
+type sensitiveRow struct {
+	kind string
+	g    *glob.Pattern
+}
+
+type sensitiveMatcher struct {
+	rows []sensitiveRow
+}
+
+// newSensitiveMatcher compiles the table for a home directory. It panics on a bad pattern: the table
+// is a constant of this package and its tests compile it.
+func newSensitiveMatcher(home string) *sensitiveMatcher {
+	m := &sensitiveMatcher{}
+	home = strings.TrimSuffix(home, "/")
+	for _, row := range sensitiveTable {
+		var pats []string
+		for _, p := range row.Patterns {
+			switch {
+			case strings.HasPrefix(p, "~/"):
+				if home != "" {
+					pats = append(pats, quoteGlob(home)+p[1:])
+				}
+			case strings.HasPrefix(p, "**/"):
+				pats = append(pats, p)
+			default:
+				pats = append(pats, p)
+			}
+		}
+		g := glob.MustCompile("{"+strings.Join(pats, ",")+"}", '/')
+		m.rows = append(m.rows, sensitiveRow{kind: row.Kind, g: g})
+	}
+	return m
+}
+
+func quoteGlob(s string) string { return glob.QuoteMeta(s) }
+
+// classify returns the sensitive kind of a cleaned absolute path, or "".
+func (m *sensitiveMatcher) classify(clean string) string {
+	if isEnvExample(clean) {
+		return ""
+	}
+	for _, r := range m.rows {
+		if r.g.Match(clean) {
+			return r.kind
+		}
+	}
+	return ""
+}
+
+func isEnvExample(p string) bool {
+	i := strings.LastIndexByte(p, '/')
+	base := p[i+1:]
+	if !strings.HasPrefix(base, ".env.") {
+		return false
+	}
+	switch strings.TrimPrefix(base, ".env.") {
+	case "example", "sample", "template", "dist", "defaults":
+		return true
+	}
+	return false
+}

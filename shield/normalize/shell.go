@@ -1,0 +1,1004 @@
+package normalize
+
+import (
+	"path"
+	"regexp"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// frame is where a piece of shell source sits: its text, nesting depth, how it was reached.
+type frame struct {
+	src   string
+	depth int
+	via   string
+	sudo  bool
+}
+
+type walker struct {
+	s    *state
+	vars map[string]string // variables assigned literal values earlier in the script
+}
+
+func (s *state) walker() *walker { return &walker{s: s, vars: map[string]string{}} }
+
+// words is an argv with, per word, whether it came from an expansion.
+type words struct {
+	argv []string
+	dyn  []bool
+}
+
+// script parses src as bash and walks it. A parse error is recorded in ParseError and the text is
+// split on whitespace and control operators so rules still see its words.
+func (w *walker) script(src string, depth int, via string, sudo bool) {
+	if depth > w.s.n.opt.MaxDepth {
+		w.s.act.Truncated = true
+		return
+	}
+	p := w.s.n.parsers.Get().(*syntax.Parser)
+	f, err := p.Parse(strings.NewReader(src), "")
+	w.s.n.parsers.Put(p)
+	fr := frame{src: src, depth: depth, via: via, sudo: sudo}
+	if err != nil {
+		if w.s.act.ParseError == "" {
+			w.s.act.ParseError = err.Error()
+		}
+		w.fallback(fr)
+		return
+	}
+	w.stmts(fr, f.Stmts)
+}
+
+// fallback splits unparseable source into commands on ; & | and newlines, and into words on
+// blanks, with quote characters dropped.
+func (w *walker) fallback(f frame) {
+	seps := func(r rune) bool {
+		return r == ';' || r == '&' || r == '|' || r == '\n' || r == '(' || r == ')' || r == '`'
+	}
+	for _, seg := range strings.FieldsFunc(f.src, seps) {
+		fields := strings.Fields(seg)
+		if len(fields) == 0 {
+			continue
+		}
+		ws := words{}
+		for _, fl := range fields {
+			t := strings.NewReplacer(`"`, "", `'`, "", `\`, "").Replace(fl)
+			ws.argv = append(ws.argv, t)
+			ws.dyn = append(ws.dyn, strings.ContainsAny(fl, "$*?["))
+		}
+		if !w.emit(f, ws, strings.TrimSpace(seg), nil, nil, false, 0, false, "") {
+			return
+		}
+	}
+}
+
+func (w *walker) stmts(f frame, ss []*syntax.Stmt) {
+	for _, st := range ss {
+		w.stmt(f, st, false, 0)
+	}
+}
+
+func (w *walker) stmt(f frame, st *syntax.Stmt, pipe bool, idx int) {
+	if st == nil || w.full() {
+		return
+	}
+	redirs, stdin := w.redirects(f, st.Redirs)
+	switch c := st.Cmd.(type) {
+	case *syntax.CallExpr:
+		var env []string
+		for _, a := range c.Assigns {
+			kv := w.assign(f, a)
+			env = append(env, kv)
+			if len(c.Args) == 0 && a.Name != nil && a.Value != nil && a.Array == nil && !a.Append {
+				if v, dyn := w.word(f, a.Value); !dyn && len(w.vars) < 64 {
+					w.vars[a.Name.Value] = v
+				}
+			}
+		}
+		ws := words{}
+		for _, wd := range c.Args {
+			t, d := w.word(f, wd)
+			ws.argv = append(ws.argv, t)
+			ws.dyn = append(ws.dyn, d)
+		}
+		w.emit(f, ws, slice(f.src, st.Pos(), st.End()), redirs, env, pipe, idx, st.Background, stdin)
+	case *syntax.BinaryCmd:
+		if c.Op == syntax.Pipe || c.Op == syntax.PipeAll {
+			parts := flattenPipe(st)
+			for i, p := range parts {
+				w.stmt(f, p, true, i)
+			}
+			return
+		}
+		w.stmt(f, c.X, false, 0)
+		w.stmt(f, c.Y, false, 0)
+	case *syntax.Subshell:
+		w.stmts(f, c.Stmts)
+	case *syntax.Block:
+		w.stmts(f, c.Stmts)
+	case *syntax.IfClause:
+		for ic := c; ic != nil; ic = ic.Else {
+			w.stmts(f, ic.Cond)
+			w.stmts(f, ic.Then)
+		}
+	case *syntax.WhileClause:
+		w.stmts(f, c.Cond)
+		w.stmts(f, c.Do)
+	case *syntax.ForClause:
+		if wi, ok := c.Loop.(*syntax.WordIter); ok {
+			for _, wd := range wi.Items {
+				w.word(f, wd)
+			}
+		}
+		w.stmts(f, c.Do)
+	case *syntax.CaseClause:
+		w.word(f, c.Word)
+		for _, it := range c.Items {
+			w.stmts(f, it.Stmts)
+		}
+	case *syntax.FuncDecl:
+		w.stmt(f, c.Body, false, 0)
+	case *syntax.DeclClause:
+		ws := words{argv: []string{c.Variant.Value}, dyn: []bool{false}}
+		for _, a := range c.Args {
+			ws.argv = append(ws.argv, w.assign(f, a))
+			ws.dyn = append(ws.dyn, false)
+		}
+		w.emit(f, ws, slice(f.src, st.Pos(), st.End()), redirs, nil, pipe, idx, st.Background, stdin)
+	case *syntax.TimeClause:
+		w.stmt(f, c.Stmt, pipe, idx)
+	case *syntax.CoprocClause:
+		w.stmt(f, c.Stmt, pipe, idx)
+	case *syntax.LetClause, *syntax.ArithmCmd, *syntax.TestClause:
+		// Walk for command substitutions inside.
+		syntax.Walk(c, func(n syntax.Node) bool {
+			switch x := n.(type) {
+			case *syntax.CmdSubst:
+				w.nested(f, x.Stmts, "subst")
+				return false
+			case *syntax.ProcSubst:
+				w.nested(f, x.Stmts, "procsubst")
+				return false
+			}
+			return true
+		})
+	}
+}
+
+func flattenPipe(st *syntax.Stmt) []*syntax.Stmt {
+	if b, ok := st.Cmd.(*syntax.BinaryCmd); ok && (b.Op == syntax.Pipe || b.Op == syntax.PipeAll) && len(st.Redirs) == 0 {
+		return append(flattenPipe(b.X), flattenPipe(b.Y)...)
+	}
+	return []*syntax.Stmt{st}
+}
+
+func (w *walker) full() bool {
+	if len(w.s.act.Commands) >= w.s.n.opt.MaxCommands {
+		w.s.act.Truncated = true
+		return true
+	}
+	return false
+}
+
+func (w *walker) nested(f frame, ss []*syntax.Stmt, via string) {
+	if f.depth+1 > w.s.n.opt.MaxDepth {
+		w.s.act.Truncated = true
+		return
+	}
+	w.stmts(frame{src: f.src, depth: f.depth + 1, via: via, sudo: f.sudo}, ss)
+}
+
+func (w *walker) assign(f frame, a *syntax.Assign) string {
+	name := ""
+	if a.Name != nil {
+		name = a.Name.Value
+	}
+	val := ""
+	if a.Value != nil {
+		val, _ = w.word(f, a.Value)
+	}
+	if a.Array != nil {
+		var parts []string
+		for _, el := range a.Array.Elems {
+			if el.Value != nil {
+				t, _ := w.word(f, el.Value)
+				parts = append(parts, t)
+			}
+		}
+		val = "(" + strings.Join(parts, " ") + ")"
+	}
+	if a.Naked {
+		return name
+	}
+	if a.Append {
+		return name + "+=" + val
+	}
+	return name + "=" + val
+}
+
+// redirects converts a statement's redirections, records their file targets as paths, and returns
+// the here-document or here-string text (what a shell reading stdin would run).
+func (w *walker) redirects(f frame, rs []*syntax.Redirect) ([]Redirect, string) {
+	var out []Redirect
+	stdin := ""
+	for _, r := range rs {
+		rd := Redirect{Op: r.Op.String()}
+		if r.N != nil {
+			rd.Fd = r.N.Value
+		}
+		target := ""
+		if r.Word != nil {
+			target, _ = w.word(f, r.Word)
+		}
+		switch r.Op {
+		case syntax.Hdoc, syntax.DashHdoc:
+			if r.Hdoc != nil {
+				stdin, _ = w.word(f, r.Hdoc)
+			}
+			target = ""
+		case syntax.WordHdoc:
+			stdin = target + "\n"
+			target = ""
+		case syntax.DplIn, syntax.DplOut:
+			if isFdWord(target) {
+				rd.Path = target
+				out = append(out, rd)
+				continue
+			}
+		}
+		if target != "" {
+			role := RoleWrite
+			if r.Op == syntax.RdrIn {
+				role = RoleRead
+			}
+			rd.Path = w.fileTarget(target, role)
+		}
+		out = append(out, rd)
+	}
+	return out, stdin
+}
+
+func isFdWord(s string) bool {
+	if s == "-" {
+		return true
+	}
+	if s == "" {
+		return false
+	}
+	for _, r := range strings.TrimSuffix(s, "-") {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// fileTarget records a redirection target: /dev/tcp and /dev/udp become connect URLs, the standard
+// streams are ignored, anything else is a path. It returns the cleaned path or the target as is.
+func (w *walker) fileTarget(t, role string) string {
+	switch t {
+	case "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty", "/dev/zero":
+		return t
+	}
+	if strings.HasPrefix(t, "/dev/tcp/") || strings.HasPrefix(t, "/dev/udp/") {
+		rest := strings.SplitN(t[len("/dev/tcp/"):], "/", 2)
+		port := ""
+		if len(rest) == 2 {
+			port = rest[1]
+		}
+		w.s.addConnect(rest[0], port)
+		return t
+	}
+	w.s.addPath(t, role)
+	clean, _ := resolvePath(t, w.s.cwd, w.s.n.opt.Home)
+	return clean
+}
+
+// word returns a word's text after quote removal, and whether any part of it is an expansion (whose
+// source text is kept: "$HOME", "${IFS}", "$(id)"). Command and process substitutions are walked.
+func (w *walker) word(f frame, wd *syntax.Word) (string, bool) {
+	if wd == nil {
+		return "", false
+	}
+	var sb strings.Builder
+	dyn := false
+	for _, p := range wd.Parts {
+		w.part(f, &sb, p, false, &dyn)
+	}
+	return sb.String(), dyn
+}
+
+func (w *walker) part(f frame, sb *strings.Builder, p syntax.WordPart, inDQ bool, dyn *bool) {
+	switch x := p.(type) {
+	case *syntax.Lit:
+		if inDQ {
+			sb.WriteString(unescapeDQ(x.Value))
+		} else {
+			if hasGlob(x.Value) {
+				*dyn = true
+			}
+			sb.WriteString(unescapeUnquoted(x.Value))
+		}
+	case *syntax.SglQuoted:
+		if x.Dollar {
+			sb.WriteString(ansiC(x.Value))
+		} else {
+			sb.WriteString(x.Value)
+		}
+	case *syntax.DblQuoted:
+		for _, q := range x.Parts {
+			w.part(f, sb, q, true, dyn)
+		}
+	case *syntax.CmdSubst:
+		*dyn = true
+		sb.WriteString(slice(f.src, x.Pos(), x.End()))
+		w.nested(f, x.Stmts, "subst")
+	case *syntax.ProcSubst:
+		*dyn = true
+		sb.WriteString(slice(f.src, x.Pos(), x.End()))
+		w.nested(f, x.Stmts, "procsubst")
+	default: // ParamExp, ArithmExp, ExtGlob, BraceExp
+		*dyn = true
+		sb.WriteString(slice(f.src, p.Pos(), p.End()))
+	}
+}
+
+func slice(src string, a, b syntax.Pos) string {
+	if !a.IsValid() || !b.IsValid() {
+		return ""
+	}
+	i, j := int(a.Offset()), int(b.Offset())
+	if i < 0 || j > len(src) || i > j {
+		return ""
+	}
+	return src[i:j]
+}
+
+func hasGlob(lit string) bool {
+	for i := 0; i < len(lit); i++ {
+		switch lit[i] {
+		case '\\':
+			i++
+		case '*', '?', '[':
+			return true
+		}
+	}
+	return false
+}
+
+func unescapeUnquoted(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var sb strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+			if s[i] == '\n' {
+				continue
+			}
+		}
+		sb.WriteByte(s[i])
+	}
+	return sb.String()
+}
+
+func unescapeDQ(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var sb strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			switch s[i+1] {
+			case '$', '`', '"', '\\':
+				i++
+			case '\n':
+				i++
+				continue
+			}
+		}
+		sb.WriteByte(s[i])
+	}
+	return sb.String()
+}
+
+// ansiC decodes the escapes of a $'…' string.
+func ansiC(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var sb strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 >= len(s) {
+			sb.WriteByte(c)
+			continue
+		}
+		i++
+		switch s[i] {
+		case 'n':
+			sb.WriteByte('\n')
+		case 't':
+			sb.WriteByte('\t')
+		case 'r':
+			sb.WriteByte('\r')
+		case 'a':
+			sb.WriteByte(7)
+		case 'b':
+			sb.WriteByte(8)
+		case 'e', 'E':
+			sb.WriteByte(27)
+		case 'f':
+			sb.WriteByte(12)
+		case 'v':
+			sb.WriteByte(11)
+		case 'x':
+			v, n := hexDigits(s[i+1:], 2)
+			if n == 0 {
+				sb.WriteString(`\x`)
+				continue
+			}
+			sb.WriteByte(byte(v))
+			i += n
+		case 'u', 'U':
+			max := 4
+			if s[i] == 'U' {
+				max = 8
+			}
+			v, n := hexDigits(s[i+1:], max)
+			if n == 0 {
+				sb.WriteByte('\\')
+				sb.WriteByte(s[i])
+				continue
+			}
+			sb.WriteRune(rune(v))
+			i += n
+		case '0', '1', '2', '3', '4', '5', '6', '7':
+			v, n := 0, 0
+			for n < 3 && i+n < len(s) && s[i+n] >= '0' && s[i+n] <= '7' {
+				v = v*8 + int(s[i+n]-'0')
+				n++
+			}
+			sb.WriteByte(byte(v))
+			i += n - 1
+		default:
+			sb.WriteByte(s[i])
+		}
+	}
+	return sb.String()
+}
+
+func hexDigits(s string, max int) (int, int) {
+	v, n := 0, 0
+	for n < max && n < len(s) {
+		c := s[n]
+		var d int
+		switch {
+		case c >= '0' && c <= '9':
+			d = int(c - '0')
+		case c >= 'a' && c <= 'f':
+			d = int(c-'a') + 10
+		case c >= 'A' && c <= 'F':
+			d = int(c-'A') + 10
+		default:
+			return v, n
+		}
+		v = v*16 + d
+		n++
+	}
+	return v, n
+}
+
+// emit records one simple command, extracts its paths and URLs, and follows what it runs (bash -c,
+// eval, sudo, env, xargs, find -exec, …). It returns false when the command budget is spent.
+func (w *walker) emit(f frame, ws words, raw string, redirs []Redirect, env []string, pipe bool, idx int, bg bool, stdin string) bool {
+	if w.full() {
+		return false
+	}
+	c := Command{Argv: ws.argv, Raw: raw, Depth: f.depth, Via: f.via, Pipe: pipe, PipeIndex: idx,
+		Redirects: redirs, Env: env, Sudo: f.sudo, Background: bg}
+	for _, d := range ws.dyn {
+		if d {
+			c.Dynamic = true
+		}
+	}
+	if len(ws.argv) > 0 {
+		c.Name = path.Base(ws.argv[0])
+		if ws.argv[0] == "" || ws.dyn[0] {
+			c.Name = ws.argv[0] // an expansion: keep its text ("$P", "rm${IFS}-rf${IFS}/")
+		}
+		c.Args = ws.argv[1:]
+	}
+	if c.Argv == nil {
+		c.Argv = []string{}
+	}
+	if c.Args == nil {
+		c.Args = []string{}
+	}
+	w.s.act.Commands = append(w.s.act.Commands, c)
+	if len(ws.argv) == 0 {
+		return true
+	}
+	w.extract(c.Name, ws)
+	if c.Name == "cd" || c.Name == "pushd" {
+		if len(c.Args) > 0 && !ws.dyn[1] && c.Args[0] != "-" {
+			w.s.cwd, _ = resolvePath(c.Args[0], w.s.cwd, w.s.n.opt.Home)
+		} else if len(c.Args) == 0 {
+			w.s.cwd = w.s.n.opt.Home
+		}
+	}
+	w.follow(f, c.Name, ws, pipe, idx, stdin)
+	if c.Dynamic {
+		w.expand(f, ws, raw, pipe, idx, stdin)
+	}
+	return true
+}
+
+// varRE matches $NAME and ${NAME} (plain parameter expansions only).
+var varRE = regexp.MustCompile(`\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))`)
+
+// expand emits, one level deeper with Via "expand", the command a dynamic argv most likely runs:
+// variables assigned earlier in the same script to literal values (and HOME, IFS) substituted, and
+// words containing $IFS split on blanks. It is a best-effort reading for rules; the original
+// command with Dynamic set is kept as well.
+func (w *walker) expand(f frame, ws words, raw string, pipe bool, idx int, stdin string) {
+	if f.depth+1 > w.s.n.opt.MaxDepth {
+		w.s.act.Truncated = true
+		return
+	}
+	out := words{}
+	changed := false
+	for i, a := range ws.argv {
+		if !ws.dyn[i] || !strings.Contains(a, "$") {
+			out.argv = append(out.argv, a)
+			out.dyn = append(out.dyn, ws.dyn[i])
+			continue
+		}
+		split := false
+		still := false
+		na := varRE.ReplaceAllStringFunc(a, func(m string) string {
+			sm := varRE.FindStringSubmatch(m)
+			name := sm[1] + sm[2]
+			if name == "IFS" {
+				split = true
+				return " "
+			}
+			if v, ok := w.vars[name]; ok {
+				return v
+			}
+			if name == "HOME" {
+				return w.s.n.opt.Home
+			}
+			still = true
+			return m
+		})
+		if na != a {
+			changed = true
+		}
+		still = still || strings.Contains(na, "$(") || strings.Contains(na, "`")
+		if split {
+			for _, fld := range strings.Fields(na) {
+				out.argv = append(out.argv, fld)
+				out.dyn = append(out.dyn, still)
+			}
+			continue
+		}
+		out.argv = append(out.argv, na)
+		out.dyn = append(out.dyn, still)
+	}
+	if !changed || len(out.argv) == 0 {
+		return
+	}
+	child := frame{src: f.src, depth: f.depth + 1, via: "expand", sudo: f.sudo}
+	w.emit(child, out, raw, nil, nil, pipe, idx, false, stdin)
+}
+
+// sub returns argv[i:] as words.
+func (ws words) sub(i int) words {
+	if i >= len(ws.argv) {
+		return words{}
+	}
+	return words{argv: ws.argv[i:], dyn: ws.dyn[i:]}
+}
+
+// follow runs the nested command of a wrapper.
+func (w *walker) follow(f frame, name string, ws words, pipe bool, idx int, stdin string) {
+	args := ws.sub(1)
+	child := frame{src: "", depth: f.depth + 1, via: name, sudo: f.sudo}
+	if child.depth > w.s.n.opt.MaxDepth {
+		if isRunner(name, args) {
+			w.s.act.Truncated = true
+		}
+		return
+	}
+	switch {
+	case shells[name] || (name == "busybox" && len(args.argv) > 0 && shells[args.argv[0]]):
+		if name == "busybox" {
+			name = args.argv[0]
+			args = args.sub(1)
+		}
+		script, hasC, file := shellScript(args.argv)
+		switch {
+		case hasC:
+			w.script(script, child.depth, name+" -c", f.sudo)
+		case file != "":
+			w.s.addPath(file, RoleExec)
+		case stdin != "":
+			w.script(stdin, child.depth, name+" <<", f.sudo)
+		}
+	case name == "busybox" && len(args.argv) > 0:
+		w.emit(child, args, strings.Join(args.argv, " "), nil, nil, pipe, idx, false, stdin)
+	case name == "eval":
+		w.script(strings.Join(args.argv, " "), child.depth, "eval", f.sudo)
+	case name == "su" || name == "runuser":
+		for i := 0; i < len(args.argv); i++ {
+			a := args.argv[i]
+			if (a == "-c" || a == "--command") && i+1 < len(args.argv) {
+				w.script(args.argv[i+1], child.depth, name+" -c", true)
+				return
+			}
+			if strings.HasPrefix(a, "--command=") {
+				w.script(strings.TrimPrefix(a, "--command="), child.depth, name+" -c", true)
+				return
+			}
+		}
+	case name == "watch":
+		rest := skipOptions(args, wrappers["watch"].valueOpts, 0)
+		if len(rest.argv) > 0 {
+			w.script(strings.Join(rest.argv, " "), child.depth, "watch", f.sudo)
+		}
+	case name == "find":
+		for i := 0; i < len(args.argv); i++ {
+			switch args.argv[i] {
+			case "-exec", "-execdir", "-ok", "-okdir":
+				j := i + 1
+				for j < len(args.argv) && args.argv[j] != ";" && args.argv[j] != "+" {
+					j++
+				}
+				sub := words{argv: args.argv[i+1 : j], dyn: args.dyn[i+1 : j]}
+				if len(sub.argv) > 0 {
+					child.via = "find " + args.argv[i]
+					w.emit(child, sub, strings.Join(sub.argv, " "), nil, nil, false, 0, false, "")
+				}
+				i = j
+			}
+		}
+	case name == "env":
+		rest := skipOptions(args, wrappers["env"].valueOpts, 0)
+		// env -S "cmd args" splits its argument.
+		for i := 0; i+1 < len(args.argv); i++ {
+			if args.argv[i] == "-S" || args.argv[i] == "--split-string" {
+				w.script(args.argv[i+1], child.depth, "env -S", f.sudo)
+				return
+			}
+		}
+		var env []string
+		for len(rest.argv) > 0 && strings.Contains(rest.argv[0], "=") && !strings.HasPrefix(rest.argv[0], "=") {
+			env = append(env, rest.argv[0])
+			rest = rest.sub(1)
+		}
+		if len(rest.argv) > 0 {
+			w.emit(child, rest, strings.Join(rest.argv, " "), nil, env, pipe, idx, false, stdin)
+		}
+	default:
+		wr, ok := wrappers[name]
+		if !ok {
+			return
+		}
+		if wr.sudo {
+			child.sudo = true
+		}
+		rest := skipOptions(args, wr.valueOpts, wr.operands)
+		if name == "nice" && len(args.argv) > 0 && len(args.argv[0]) > 1 && args.argv[0][0] == '-' && isFdWord(args.argv[0][1:]) {
+			rest = args.sub(1)
+		}
+		if len(rest.argv) > 0 {
+			w.emit(child, rest, strings.Join(rest.argv, " "), nil, nil, pipe, idx, false, stdin)
+		}
+	}
+}
+
+func isRunner(name string, args words) bool {
+	_, wr := wrappers[name]
+	return wr || shells[name] || name == "eval" || name == "su" || name == "find" || name == "busybox"
+}
+
+// skipOptions drops leading options (and the values of valueOpts), then n operands.
+func skipOptions(ws words, valueOpts map[string]bool, n int) words {
+	i := 0
+	for i < len(ws.argv) {
+		a := ws.argv[i]
+		if a == "--" {
+			i++
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			break
+		}
+		if valueOpts[a] {
+			i += 2
+			continue
+		}
+		i++
+	}
+	for k := 0; k < n && i < len(ws.argv); k++ {
+		i++
+	}
+	return ws.sub(i)
+}
+
+// shellScript reads a shell's argv (without argv[0]): the -c script, or the script file operand.
+func shellScript(args []string) (script string, hasC bool, file string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			if i+1 < len(args) && !hasC {
+				return "", false, args[i+1]
+			}
+			if hasC && i+1 < len(args) {
+				return args[i+1], true, ""
+			}
+			return "", hasC, ""
+		case a == "-o" || a == "+o" || a == "-O" || a == "+O" || a == "--rcfile" || a == "--init-file":
+			i++
+		case strings.HasPrefix(a, "--"):
+		case len(a) > 1 && (a[0] == '-' || a[0] == '+'):
+			if strings.ContainsRune(a[1:], 'c') {
+				hasC = true
+			}
+		default:
+			if hasC {
+				return a, true, ""
+			}
+			return "", false, a
+		}
+	}
+	return "", hasC, ""
+}
+
+// extract records the paths and URLs of one command's operands.
+func (w *walker) extract(name string, ws words) {
+	s := w.s
+	if strings.ContainsRune(ws.argv[0], '/') && !ws.dyn[0] {
+		s.addPath(ws.argv[0], RoleExec)
+	}
+	args := ws.sub(1)
+	if _, ok := netCmds[name]; ok {
+		w.netOperands(name, args)
+	}
+	if opts, ok := connectCmds[name]; ok {
+		rest := skipAllOptions(args, opts)
+		if len(rest) >= 1 && !strings.HasPrefix(rest[0], "-") {
+			port := ""
+			if len(rest) >= 2 {
+				port = rest[1]
+			}
+			s.addConnect(rest[0], port)
+		}
+	}
+	if name == "socat" {
+		for _, a := range args.argv {
+			la := strings.ToLower(a)
+			for _, pre := range []string{"tcp:", "tcp4:", "tcp6:", "udp:", "openssl:", "tcp-connect:", "ssl:"} {
+				if strings.HasPrefix(la, pre) {
+					hp := strings.SplitN(a[len(pre):], ",", 2)[0]
+					if i := strings.LastIndexByte(hp, ':'); i > 0 {
+						s.addConnect(hp[:i], hp[i+1:])
+					}
+				}
+			}
+		}
+	}
+	if name == "dd" {
+		for _, a := range args.argv {
+			switch {
+			case strings.HasPrefix(a, "if="):
+				s.addPath(a[3:], RoleRead)
+			case strings.HasPrefix(a, "of="):
+				s.addPath(a[3:], RoleWrite)
+			}
+		}
+	}
+	if shells[name] || name == "eval" || name == "su" || name == "runuser" || name == "watch" || name == "busybox" {
+		return // their operands are scripts or commands, walked by follow
+	}
+	if name == "openssl" {
+		for i := 0; i+1 < len(args.argv); i++ {
+			if args.argv[i] == "-connect" {
+				if h, p, ok := cutHostPort(args.argv[i+1]); ok {
+					s.addConnect(h, p)
+				}
+			}
+		}
+	}
+	if hostCmds[name] {
+		for _, a := range skipAllOptions(args, hostCmdOpts) {
+			if at := strings.LastIndexByte(a, '@'); at >= 0 {
+				a = a[at+1:]
+			}
+			if looksLikeHost(a) {
+				h, p, ok := cutHostPort(a)
+				if !ok {
+					h, p = a, ""
+				}
+				if i := strings.IndexByte(h, '/'); i >= 0 { // CIDR or path
+					h = h[:i]
+				}
+				s.addConnect(h, p)
+			}
+		}
+	}
+	if name == "git" {
+		for _, a := range args.argv {
+			if strings.Contains(a, "://") {
+				s.addURL(a, URLRequest, false)
+			}
+		}
+	}
+	if name == "find" {
+		for _, a := range args.argv {
+			if strings.HasPrefix(a, "-") || a == "(" || a == "!" {
+				break
+			}
+			s.addPath(a, RoleList)
+		}
+		return
+	}
+	fc, isFile := fileCmds[name]
+	var operands []string
+	for i := 0; i < len(args.argv); i++ {
+		a := args.argv[i]
+		if j := strings.Index(a, "/dev/tcp/"); j >= 0 || strings.Contains(a, "/dev/udp/") {
+			if j < 0 {
+				j = strings.Index(a, "/dev/udp/")
+			}
+			t := a[j:]
+			if k := strings.IndexAny(t, " \t\n'\"<>;|&"); k >= 0 {
+				t = t[:k]
+			}
+			w.fileTarget(t, RoleArg)
+			continue
+		}
+		if ws.dyn[i+1] && (strings.Contains(a, "$(") || strings.Contains(a, "`") || strings.Contains(a, "<(") || strings.Contains(a, ">(")) {
+			continue // a substitution: its commands were walked
+		}
+		if strings.HasPrefix(a, "-") && len(a) > 1 {
+			if isFile && fc.valueOpts[a] {
+				i++
+				continue
+			}
+			if j := strings.IndexByte(a, '='); j > 0 && looksLikePathArg(a[j+1:]) {
+				s.addPath(a[j+1:], RoleArg)
+			}
+			continue
+		}
+		operands = append(operands, a)
+	}
+	if !isFile {
+		for _, a := range operands {
+			if k := strings.IndexByte(a, '='); k > 0 && looksLikePathArg(a[k+1:]) {
+				a = a[k+1:] // key=/path
+			}
+			if strings.Contains(a, ":") && !strings.Contains(a, "://") {
+				for _, part := range strings.Split(a, ":") { // -v /:/rootfs:rw, PATH-like lists
+					if strings.HasPrefix(part, "/") || strings.HasPrefix(part, "~") {
+						s.addPath(part, RoleArg)
+					}
+				}
+				continue
+			}
+			if looksLikePathArg(a) {
+				s.addPath(a, RoleArg)
+			}
+		}
+		return
+	}
+	if fc.skipFirst && len(operands) > 0 {
+		operands = operands[1:]
+	}
+	for i, a := range operands {
+		if a == "{}" || a == "-" {
+			continue
+		}
+		if strings.Contains(a, "://") || (name == "scp" || name == "rsync") && strings.Contains(a, ":") && !strings.HasPrefix(a, "/") {
+			continue // remote operand
+		}
+		role := fc.role
+		if role == "copy" {
+			role = RoleSource
+			if i == len(operands)-1 && len(operands) > 1 {
+				role = RoleDest
+			}
+		}
+		s.addPath(a, role)
+	}
+}
+
+func skipAllOptions(ws words, valueOpts map[string]bool) []string {
+	var out []string
+	for i := 0; i < len(ws.argv); i++ {
+		a := ws.argv[i]
+		if strings.HasPrefix(a, "-") && len(a) > 1 {
+			if valueOpts[a] {
+				i++
+			}
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// netOperands reads curl/wget-style operands: URLs (bare hosts read as http), upload and output files.
+func (w *walker) netOperands(name string, args words) {
+	s := w.s
+	valueOpts := netCmds[name]
+	for i := 0; i < len(args.argv); i++ {
+		a := args.argv[i]
+		if strings.HasPrefix(a, "-") && len(a) > 1 {
+			opt, val, hasEq := strings.Cut(a, "=")
+			if !hasEq {
+				if !valueOpts[a] {
+					continue
+				}
+				if i+1 >= len(args.argv) {
+					continue
+				}
+				i++
+				val = args.argv[i]
+			}
+			switch opt {
+			case "-o", "--output", "-O", "--output-document", "--out", "-D", "--dump-header", "-c", "--cookie-jar":
+				if val != "-" && !(name == "wget" && opt == "-o") {
+					s.addPath(val, RoleWrite)
+				}
+			case "-T", "--upload-file", "--post-file", "--body-file", "-K", "--config", "-i", "--input-file":
+				s.addPath(val, RoleRead)
+			case "-d", "--data", "--data-binary", "--data-ascii", "--data-urlencode", "--json", "-F", "--form":
+				if k := strings.IndexByte(val, '@'); k >= 0 && (k == 0 || val[k-1] == '=') {
+					f := val[k+1:]
+					if j := strings.IndexByte(f, ';'); j >= 0 {
+						f = f[:j]
+					}
+					if f != "-" && f != "" {
+						s.addPath(f, RoleRead)
+					}
+				}
+			case "-x", "--proxy":
+				s.addURL(val, URLRequest, true)
+			}
+			continue
+		}
+		if strings.Contains(a, "://") || looksLikeHost(a) {
+			s.addURL(a, URLRequest, true)
+		}
+	}
+}
+
+// hostCmds take host operands (scanners, remote shells, ping).
+var hostCmds = set("nmap", "masscan", "zmap", "ping", "ping6", "ssh", "mosh", "traceroute", "hping3", "rustscan", "sftp", "ftp")
+
+var hostCmdOpts = set("-p", "-i", "-l", "-o", "-F", "-J", "-L", "-R", "-D", "-W", "-b", "-c", "-e", "-E", "-m", "-O", "-Q", "-S", "-w",
+	"-oN", "-oX", "-oG", "-oA", "--top-ports", "--rate", "-iL", "-sS", "--exclude", "--max-rate", "-t", "-s", "-I")
+
+func cutHostPort(s string) (host, port string, ok bool) {
+	if strings.HasPrefix(s, "[") {
+		if i := strings.Index(s, "]"); i > 0 {
+			host = s[1:i]
+			rest := s[i+1:]
+			if strings.HasPrefix(rest, ":") {
+				port = rest[1:]
+			}
+			return host, port, true
+		}
+		return "", "", false
+	}
+	i := strings.LastIndexByte(s, ':')
+	if i <= 0 || strings.Count(s, ":") > 1 {
+		return "", "", false
+	}
+	return s[:i], s[i+1:], true
+}
