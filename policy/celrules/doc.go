@@ -1,0 +1,64 @@
+// Package celrules is Tier 0 of the decision pipeline: CEL rules, written as YAML in a policy
+// bundle (rules/*.yaml), type-checked against the normalised action, prepared once per bundle and
+// evaluated in microseconds with a cost limit and context cancellation.
+//
+// celrules imports shield (to implement shield.Tier), shield/normalize (the Action it reads) and
+// policy (the bundle). It never imports another tier. cmd and the pipeline wiring import it.
+//
+// # Rule files
+//
+// A rule file holds a list of rules; unknown keys are errors:
+//
+//	rules:
+//	  - id: destructive.rm-root            # [a-z0-9][a-z0-9._-]*, unique in the bundle
+//	    description: rm -rf of / or of the home directory
+//	    severity: critical                 # low | medium | high | critical (optional)
+//	    classes: [exec]                    # action classes it applies to (empty: all)
+//	    tools: []                          # tool names it applies to (empty: all)
+//	    when: >-
+//	      commands.exists(c, c.name == "rm" && c.args.exists(a, a == "/"))
+//	    decision: block                    # block | escalate | allow
+//	    message: refusing to delete the root file system
+//	    examples:                          # run at load; a failing example is a compile error
+//	      match:
+//	        - {tool: Bash, arguments: {command: "rm -rf /"}}
+//	      not_match:
+//	        - tool: Bash
+//	          arguments: {command: "rm -rf ./build"}
+//	          context: {cwd: /work/project}
+//
+// An example's context may give cwd, workspace, session_id, agent_id, runtime, caller and labels.
+//
+// # Variables
+//
+// A rule's `when` is a CEL expression of type bool over these variables (the fields of
+// normalize.Action, same names as its json tags):
+//
+//	tool string, class string, known bool, args map(string, dyn), cwd string, workspace string,
+//	command string, commands list(normalize.Command), parse_error string,
+//	paths list(normalize.Path), urls list(normalize.URL), recipients list(string),
+//	body string, content string, prompt string, method string, strings list(string),
+//	ctx celrules.Context {session_id, agent_id, runtime, caller, labels map(string, string)}
+//
+// normalize.Command has name, args, argv, raw, depth, via, pipe, pipe_index, redirects
+// (list(normalize.Redirect){op, fd, path}), dynamic, sudo, background; normalize.Path has raw,
+// clean, role, in_workspace, sensitive, kind; normalize.URL has raw, scheme, host, port, path,
+// query, userinfo, ip_class. A misspelt field is a compile error.
+//
+// Besides the CEL standard library and the strings, lists, sets and encoders extensions:
+//
+//	base64_decode(string) string   lenient base64 (standard or URL alphabet, padded or not);
+//	                               "" when the text is not base64
+//	string.glob(pattern) bool      shell-style glob on slash-separated paths: * and ? stay
+//	                               within a path element, ** crosses elements, {a,b} alternates
+//
+// Reading a missing map key (args.x when the call has no x) is an evaluation error, and an
+// evaluation error fails the call closed (BLOCK): guard optional keys with has(args.x).
+//
+// # Evaluation
+//
+// Rules are evaluated block rules first, then escalate rules, then allow rules (in file and
+// position order within each). Evaluation stops at the first block; allow rules are consulted
+// only when no block or escalate rule matched. Every evaluation is bounded by a CEL cost limit
+// and honours the context; an exceeded limit or a cancelled context is an error, never an allow.
+package celrules

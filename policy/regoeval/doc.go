@@ -1,0 +1,50 @@
+// Package regoeval is Tier 1 of the decision pipeline: the Rego modules and data files of a
+// policy bundle, compiled into one prepared OPA query per bundle and evaluated with the
+// normalised action as input.
+//
+// regoeval imports shield (to implement shield.Tier), shield/normalize (the Action it reads)
+// and policy (the bundle). It never imports another tier. cmd, the pipeline wiring and
+// policy/policytest import it.
+//
+// # Bundle files
+//
+// Every *.rego file is a module; *_test.rego files are tests (run by policy/policytest and by
+// `opa test DIR`, never loaded for serving). data.json, data.yaml and data.yml files are mounted
+// under data at their directory's path (rules/net/data.json → data.rules.net), as OPA does.
+// Modules are Rego v1 unless the manifest says "rego_version": 0.
+//
+// Builtins that reach outside the process (http.send, net.lookup_ip_addr, opa.runtime, …) are
+// not available: a policy that calls one does not compile.
+//
+// # Input
+//
+// input is the normalised action (normalize.Action, with the names of its json tags: input.tool,
+// input.class, input.commands[_].name, input.paths[_].clean, input.urls[_].ip_class, …) plus
+//
+//	input.context = {"session_id": s, "agent_id": s, "runtime": s, "caller": s, "labels": {s: s}}
+//
+// # Output contract
+//
+// The engine evaluates data.shield.decision. When it is undefined the tier has no opinion.
+// Otherwise it must be an object with only the keys "deny", "escalate" and "allow", each an array
+// or a set of objects
+//
+//	{"rule": "<id>", "reason": "<message safe to show the agent>", "severity": "<optional>"}
+//
+// Each entry becomes a finding with Rule "rego:<id>" and the decision of its key (deny → BLOCK).
+// Anything else (another key, an entry without a rule id, a non-string reason) is an error, and
+// an error fails the call closed. A typical policy:
+//
+//	package shield
+//
+//	decision := {"deny": deny, "escalate": escalate, "allow": allow}
+//
+//	deny contains {"rule": "exfil.metadata", "reason": "cloud metadata endpoint"} if {
+//		some u in input.urls
+//		u.ip_class == "metadata"
+//	}
+//	escalate contains ... if { ... }
+//	allow contains ... if { ... }
+//
+// Findings are ordered deny, escalate, allow, and by rule id within each.
+package regoeval

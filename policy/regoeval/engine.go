@@ -1,0 +1,191 @@
+package regoeval
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/rego"
+	"github.com/open-policy-agent/opa/v1/storage/inmem"
+
+	"github.com/shieldsec/shield/policy"
+	"github.com/shieldsec/shield/shield"
+)
+
+// Query is the document the engine evaluates.
+const Query = "data.shield.decision"
+
+// ErrEvaluation is wrapped by every error Evaluate returns.
+var ErrEvaluation = errors.New("rego evaluation")
+
+// Engine is the prepared Tier 1 of one bundle. It is safe for concurrent use.
+type Engine struct {
+	pq    rego.PreparedEvalQuery
+	empty bool // no modules: no opinion on anything
+	rules int
+}
+
+var _ shield.Tier = (*Engine)(nil)
+
+// Level is 1.
+func (e *Engine) Level() int { return shield.TierRego }
+
+// Name is "rego".
+func (e *Engine) Name() string { return "rego" }
+
+// RuleCount is the number of rules in the non-test modules.
+func (e *Engine) RuleCount() int { return e.rules }
+
+// compileTimeout bounds preparing the query.
+const compileTimeout = 30 * time.Second
+
+// Compile parses and compiles the bundle's non-test modules and data and prepares the query.
+// Every problem is returned at once, with file:line, as policy.Problems.
+func Compile(b *policy.Bundle) (*Engine, error) {
+	p, err := Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("compile rego: %w", err)
+	}
+	return p.Prepare()
+}
+
+// Prepare compiles the parsed non-test modules and prepares the query.
+func (p *Parsed) Prepare() (*Engine, error) {
+	e := &Engine{}
+	opts := []func(*rego.Rego){
+		rego.Query(Query),
+		rego.Store(inmem.NewFromObjectWithOpts(p.Data, inmem.OptRoundTripOnWrite(false))),
+		rego.Capabilities(p.Capabilities),
+		rego.SetRegoVersion(p.RegoVersion),
+		rego.StrictBuiltinErrors(true),
+	}
+	files := make([]string, 0, len(p.Modules))
+	for f := range p.Modules {
+		if !IsTestFile(f) {
+			files = append(files, f)
+		}
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		m := p.Modules[f]
+		opts = append(opts, rego.ParsedModule(m))
+		e.rules += len(m.Rules)
+	}
+	if len(files) == 0 {
+		e.empty = true
+		return e, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), compileTimeout)
+	defer cancel()
+	pq, err := rego.New(opts...).PrepareForEval(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("compile rego: %w", astProblems("", err).Err())
+	}
+	e.pq = pq
+	return e, nil
+}
+
+// Evaluate evaluates data.shield.decision with the action as input (see the package doc).
+func (e *Engine) Evaluate(ctx context.Context, in *shield.Input) (shield.Result, error) {
+	if in == nil || in.Action == nil {
+		return shield.Result{}, fmt.Errorf("%w: no action", ErrEvaluation)
+	}
+	if err := ctx.Err(); err != nil {
+		return shield.Result{}, fmt.Errorf("%w: %w", ErrEvaluation, err)
+	}
+	if e.empty {
+		return shield.Result{}, nil
+	}
+	input, err := InputValue(in.Action, in.Call)
+	if err != nil {
+		return shield.Result{}, fmt.Errorf("%w: input: %w", ErrEvaluation, err)
+	}
+	rs, err := e.pq.Eval(ctx, rego.EvalParsedInput(input))
+	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return shield.Result{}, fmt.Errorf("%w: %w", ErrEvaluation, cerr)
+		}
+		return shield.Result{}, fmt.Errorf("%w: %w", ErrEvaluation, err)
+	}
+	if len(rs) == 0 || len(rs[0].Expressions) == 0 {
+		return shield.Result{}, nil // undefined: no opinion
+	}
+	if len(rs) > 1 || len(rs[0].Expressions) > 1 {
+		return shield.Result{}, fmt.Errorf("%w: %s has %d results", ErrEvaluation, Query, len(rs))
+	}
+	return decode(rs[0].Expressions[0].Value)
+}
+
+var decisionKeys = []struct {
+	key string
+	d   shield.Decision
+}{
+	{"deny", shield.Block},
+	{"escalate", shield.Escalate},
+	{"allow", shield.Allow},
+}
+
+// decode checks a decision document against the output contract and turns it into findings.
+func decode(v any) (shield.Result, error) {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return shield.Result{}, fmt.Errorf("%w: %s is %T, want an object", ErrEvaluation, Query, v)
+	}
+	for k := range obj {
+		switch k {
+		case "deny", "escalate", "allow":
+		default:
+			return shield.Result{}, fmt.Errorf("%w: %s has unknown key %q", ErrEvaluation, Query, k)
+		}
+	}
+	var res shield.Result
+	for _, dk := range decisionKeys {
+		raw, ok := obj[dk.key]
+		if !ok || raw == nil {
+			continue
+		}
+		list, ok := raw.([]any)
+		if !ok {
+			return shield.Result{}, fmt.Errorf("%w: %s.%s is %T, want an array or a set", ErrEvaluation, Query, dk.key, raw)
+		}
+		start := len(res.Findings)
+		for i, item := range list {
+			m, ok := item.(map[string]any)
+			if !ok {
+				return shield.Result{}, fmt.Errorf("%w: %s.%s[%d] is %T, want an object", ErrEvaluation, Query, dk.key, i, item)
+			}
+			f := shield.Finding{Decision: dk.d, Confidence: 1}
+			for k, x := range m {
+				s, ok := x.(string)
+				if !ok {
+					return shield.Result{}, fmt.Errorf("%w: %s.%s[%d].%s is %T, want a string", ErrEvaluation, Query, dk.key, i, k, x)
+				}
+				switch k {
+				case "rule":
+					f.Rule = "rego:" + s
+				case "reason":
+					f.Reason = s
+				case "severity":
+					f.Severity = s
+				default:
+					return shield.Result{}, fmt.Errorf("%w: %s.%s[%d] has unknown key %q", ErrEvaluation, Query, dk.key, i, k)
+				}
+			}
+			if f.Rule == "rego:" || f.Rule == "" {
+				return shield.Result{}, fmt.Errorf("%w: %s.%s[%d] has no rule id", ErrEvaluation, Query, dk.key, i)
+			}
+			res.Findings = append(res.Findings, f)
+		}
+		part := res.Findings[start:]
+		sort.SliceStable(part, func(i, j int) bool { return part[i].Rule < part[j].Rule })
+	}
+	return res, nil
+}
+
+// ProblemsOf returns the problems of a Compile error (for linters).
+func ProblemsOf(err error) policy.Problems { return policy.AsProblems(err) }
+
+var _ = ast.RegoV1

@@ -1,0 +1,220 @@
+package regoeval
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/shieldsec/shield/policy"
+	"github.com/shieldsec/shield/shield"
+	"github.com/shieldsec/shield/shield/normalize"
+)
+
+func loadGood(t testing.TB) *policy.Bundle {
+	t.Helper()
+	b, err := policy.Load("testdata/good", policy.LoadOptions{})
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	return b
+}
+
+func compileGood(t testing.TB) *Engine {
+	t.Helper()
+	e, err := Compile(loadGood(t))
+	if err != nil {
+		t.Fatalf("Compile: %v", err)
+	}
+	return e
+}
+
+func bundleOf(t testing.TB, files map[string]string) *policy.Bundle {
+	t.Helper()
+	dir := t.TempDir()
+	all := map[string]string{".manifest": `{"revision": "t"}`}
+	for k, v := range files {
+		all[k] = v
+	}
+	for name, content := range all {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := policy.Load(dir, policy.LoadOptions{})
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	return b
+}
+
+func netInput(host, ipClass string) *shield.Input {
+	return &shield.Input{
+		Call: &shield.Call{Tool: "WebFetch"},
+		Action: &normalize.Action{Tool: "WebFetch", Class: normalize.ClassNetRequest, Known: true,
+			URLs: []normalize.URL{{Raw: "https://" + host + "/", Scheme: "https", Host: host, Port: 443, Path: "/", IPClass: ipClass}}},
+	}
+}
+
+func TestEvaluate(t *testing.T) {
+	e := compileGood(t)
+	if e.Level() != 1 || e.Name() != "rego" {
+		t.Errorf("Level, Name = %d, %q", e.Level(), e.Name())
+	}
+	if e.RuleCount() == 0 {
+		t.Error("RuleCount = 0")
+	}
+	msg := func(to ...string) *shield.Input {
+		return &shield.Input{
+			Call:   &shield.Call{Tool: "send_email", Context: shield.CallContext{Labels: map[string]string{"trust": "high"}}},
+			Action: &normalize.Action{Tool: "send_email", Class: normalize.ClassMessageSend, Known: true, Recipients: to},
+		}
+	}
+	lowTrust := netInput("pkg.go.dev", normalize.IPHostname)
+	lowTrust.Call.Context.Labels = map[string]string{"trust": "low"}
+	tests := []struct {
+		name string
+		in   *shield.Input
+		want []shield.Finding
+	}{
+		{"metadata denied", netInput("169.254.169.254", normalize.IPMetadata),
+			[]shield.Finding{{Decision: shield.Block, Rule: "rego:net.metadata", Reason: "cloud metadata endpoint", Severity: "critical", Confidence: 1}}},
+		{"exfil domain denied with a computed reason", netInput("webhook.site", normalize.IPHostname),
+			[]shield.Finding{{Decision: shield.Block, Rule: "rego:net.exfil-domain", Reason: "uploads to webhook.site are not allowed", Confidence: 1}}},
+		{"docs allowed", netInput("pkg.go.dev", normalize.IPHostname),
+			[]shield.Finding{{Decision: shield.Allow, Rule: "rego:net.docs", Reason: "documentation site", Confidence: 1}}},
+		{"context labels reach the policy", lowTrust,
+			[]shield.Finding{
+				{Decision: shield.Escalate, Rule: "rego:ctx.untrusted-runtime", Reason: "calls from this runtime need a human", Confidence: 1},
+				{Decision: shield.Allow, Rule: "rego:net.docs", Reason: "documentation site", Confidence: 1},
+			}},
+		{"internal message: no opinion", msg("bob@example.com"), nil},
+		{"external message escalated", msg("bob@example.com", "eve@evil.test"),
+			[]shield.Finding{{Decision: shield.Escalate, Rule: "rego:msg.external", Reason: "message to an external recipient", Confidence: 1}}},
+		{"unknown action: no opinion", &shield.Input{Action: &normalize.Action{Tool: "x", Class: normalize.ClassUnknown}}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := e.Evaluate(context.Background(), tc.in)
+			if err != nil {
+				t.Fatalf("Evaluate: %v", err)
+			}
+			if diff := cmp.Diff(tc.want, res.Findings); diff != "" {
+				t.Errorf("findings (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestEvaluateCancelled(t *testing.T) {
+	e := compileGood(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := e.Evaluate(ctx, netInput("169.254.169.254", normalize.IPMetadata)); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Evaluate(cancelled) error = %v, want context.Canceled", err)
+	}
+}
+
+func TestOutputContract(t *testing.T) {
+	tests := []struct {
+		name, decision string
+		wantErr        string
+		want           []shield.Finding
+	}{
+		{"undefined is no opinion", `x := 1`, "", nil},
+		{"arrays are accepted", `decision := {"deny": [{"rule": "a", "reason": "r"}]}`, "",
+			[]shield.Finding{{Decision: shield.Block, Rule: "rego:a", Reason: "r", Confidence: 1}}},
+		{"unknown key", `decision := {"block": []}`, `unknown key "block"`, nil},
+		{"not an object", `decision := "deny"`, "want an object", nil},
+		{"entry without rule", `decision := {"deny": [{"reason": "r"}]}`, "has no rule id", nil},
+		{"entry with an unknown key", `decision := {"deny": [{"rule": "a", "why": "r"}]}`, `unknown key "why"`, nil},
+		{"non-string reason", `decision := {"escalate": [{"rule": "a", "reason": 3}]}`, "want a string", nil},
+		{"list of strings", `decision := {"deny": ["a"]}`, "want an object", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e, err := Compile(bundleOf(t, map[string]string{"p.rego": "package shield\n" + tc.decision + "\n"}))
+			if err != nil {
+				t.Fatalf("Compile: %v", err)
+			}
+			res, err := e.Evaluate(context.Background(), netInput("a.test", normalize.IPHostname))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.Is(err, ErrEvaluation) {
+					t.Fatalf("Evaluate = %+v, %v; want an evaluation error containing %q", res, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Evaluate: %v", err)
+			}
+			if diff := cmp.Diff(tc.want, res.Findings); diff != "" {
+				t.Errorf("findings (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCompileProblems(t *testing.T) {
+	b := bundleOf(t, map[string]string{
+		"a.rego":      "package shield\n\ndecision := {\"deny\": deny}\ndeny contains x if {\n  x := \n}\n",
+		"b/b.rego":    "package shield.b\n\nfoo if {\n  bar == 1\n}\n",
+		"c.rego":      "package shield.c\n\nfetch if http.send({\"method\": \"GET\", \"url\": \"http://x\"})\n",
+		"d/data.json": "{\"x\": ",
+		"e/data.yaml": "x: 1\nx: 2\n",
+	})
+	_, err := Compile(b)
+	if err == nil {
+		t.Fatal("Compile succeeded, want problems")
+	}
+	text := err.Error()
+	for _, want := range []string{"a.rego:6", "d/data.json", "e/data.yaml:2"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("problems lack %q:\n%s", want, text)
+		}
+	}
+	// Parse problems stop before compilation, and the compiler reports the problems of its
+	// first failing stage.
+	for _, tc := range []struct {
+		name, file, src string
+		want            []string
+	}{
+		{"unsafe variable", "b/b.rego", "package shield.b\n\nfoo if {\n  bar == 1\n}\n", []string{"b/b.rego:4", "var bar is unsafe"}},
+		{"forbidden builtin", "c.rego", "package shield.c\n\nfetch if http.send({\"method\": \"GET\", \"url\": \"http://x\"})\n", []string{"c.rego:3", "undefined function http.send"}},
+		{"two errors in two files", "d.rego", "package shield.d\n\nx if y == 1\nz if w == 2\n", []string{"d.rego:3", "d.rego:4"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Compile(bundleOf(t, map[string]string{tc.file: tc.src}))
+			if err == nil {
+				t.Fatal("Compile succeeded, want problems")
+			}
+			var ps policy.Problems
+			if !errors.As(err, &ps) {
+				t.Errorf("error %T is not policy.Problems", err)
+			}
+			for _, want := range tc.want {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("problems lack %q:\n%v", want, err)
+				}
+			}
+		})
+	}
+}
+
+func TestNoModules(t *testing.T) {
+	e, err := Compile(bundleOf(t, nil))
+	if err != nil {
+		t.Fatalf("Compile: %v", err)
+	}
+	res, err := e.Evaluate(context.Background(), netInput("a.test", normalize.IPHostname))
+	if err != nil || len(res.Findings) != 0 {
+		t.Fatalf("Evaluate = %+v, %v; want no findings", res, err)
+	}
+}
