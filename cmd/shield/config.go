@@ -45,6 +45,9 @@ type PolicyConfig struct {
 	PublicKey string `yaml:"public_key"`
 	// Workspace is the directory agents work in (paths inside it are "in workspace").
 	Workspace string `yaml:"workspace"`
+	// Home is the agents' home directory, which "~" in paths expands to. Default: /home/USER when
+	// the workspace lies under /home/USER.
+	Home string `yaml:"home"`
 	// Watch reloads the bundle when its files change (SIGHUP always reloads). Default: true.
 	Watch *bool `yaml:"watch"`
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/shieldsec/shield/shield"
+	"github.com/shieldsec/shield/shield/normalize"
 )
 
 func init() {
@@ -45,6 +46,24 @@ type evalOutput struct {
 	Class    string   `json:"action_class,omitempty"`
 	Error    string   `json:"error,omitempty"`
 	Line     int      `json:"line,omitempty"`
+	Action   any      `json:"action,omitempty"`
+}
+
+// explainLine returns the normalised action of a line, for policy authors.
+func explainLine(pol *shield.Policy, line []byte) any {
+	var in evalLine
+	if json.Unmarshal(line, &in) != nil || in.Tool == "" {
+		return nil
+	}
+	args, err := normalize.DecodeArguments(in.Arguments, normalize.Limits{})
+	if err != nil {
+		return nil
+	}
+	cwd := ""
+	if in.Context != nil {
+		cwd = in.Context.Cwd
+	}
+	return pol.Normalizer.Normalize(in.Tool, args, cwd)
 }
 
 // maxEvalLine bounds one input line (arguments cap + envelope).
@@ -56,6 +75,7 @@ func runEval(ctx context.Context, env *cmdEnv, args []string) error {
 	workspace := fs.String("workspace", "/home/user/project", "workspace directory of the calls")
 	corpus := fs.String("corpus", "", "labelled corpus (JSON lines with expect/category): print recall and false-positive rate")
 	showMisses := fs.Bool("show-misses", false, "with --corpus: list every case whose verdict disagrees with its label")
+	explain := fs.Bool("explain", false, "also print the normalised action each rule saw")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -89,6 +109,9 @@ func runEval(ctx context.Context, env *cmdEnv, args []string) error {
 			continue
 		}
 		out := evalOne(ctx, p, line, *workspace)
+		if *explain {
+			out.Action = explainLine(pol, line)
+		}
 		if out.Error != "" {
 			out.Line = n
 			bad = true

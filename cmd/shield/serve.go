@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -145,11 +146,24 @@ func loadPolicy(cfg *Config) (*shield.Policy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load policy bundle: %w", err)
 	}
-	pol, err := bundle.Activate(b, bundle.Options{Workspace: cfg.Policy.Workspace})
+	pol, err := bundle.Activate(b, bundle.Options{Workspace: cfg.Policy.Workspace, Home: homeFor(cfg.Policy)})
 	if err != nil {
 		return nil, fmt.Errorf("activate policy bundle %s: %w", b.Source, err)
 	}
 	return pol, nil
+}
+
+// homeFor is the home directory "~" expands to: policy.home, else /home/USER when the workspace
+// lies under /home/USER, else empty (the normaliser's default).
+func homeFor(p PolicyConfig) string {
+	if p.Home != "" {
+		return p.Home
+	}
+	parts := strings.Split(strings.TrimPrefix(filepath.Clean(p.Workspace), "/"), "/")
+	if len(parts) >= 2 && parts[0] == "home" {
+		return "/home/" + parts[1]
+	}
+	return ""
 }
 
 // reload re-reads the bundle; on failure the old one keeps serving.

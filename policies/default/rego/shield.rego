@@ -8,8 +8,6 @@ package shield
 
 import rego.v1
 
-lists := data.shield.lists
-
 decision := {"deny": deny, "escalate": escalate}
 
 finding(id, reason) := {"rule": id, "reason": reason}
@@ -21,7 +19,7 @@ command_names contains c.name if some c in input.commands
 
 uses_network if {
 	some name in command_names
-	name in lists.network_tools
+	name in data.shield.lists.network_tools
 }
 
 uses_network if {
@@ -63,7 +61,7 @@ host_in_list(host, names) if {
 	endswith(host, concat("", [".", d]))
 }
 
-exfil_host(u) if host_in_list(u.host, lists.exfil_domains)
+exfil_host(u) if host_in_list(u.host, data.shield.lists.exfil_domains)
 
 uploads if input.method in {"POST", "PUT", "PATCH"}
 
@@ -131,7 +129,7 @@ deny contains finding("exfil.environment-to-network", "the command dumps environ
 deny contains finding("exfil.substitution-into-request", "the command embeds the output of another command in a network request") if {
 	input.class == "exec"
 	some c in input.commands
-	c.name in lists.network_tools
+	c.name in data.shield.lists.network_tools
 	c.dynamic
 	some d in input.commands
 	d.via == "subst"
@@ -177,7 +175,7 @@ escalate contains finding("message.external-recipient", sprintf("e-mail to %s, o
 	some r in input.recipients
 	contains(r, "@")
 	domain := lower(regex.replace(r, `^.*@`, ""))
-	not host_in_list(domain, lists.internal_email_domains)
+	not host_in_list(domain, data.shield.lists.internal_email_domains)
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -197,13 +195,13 @@ agent_text contains lower(input.content) if {
 }
 
 agent_instruction_file(path) if {
-	some f in lists.agent_instruction_files
+	some f in data.shield.lists.agent_instruction_files
 	contains(path, f)
 }
 
 deny contains finding("agent.safety-bypass", "the instructions tell an agent to drop its safety controls or hide what it does") if {
 	some t in agent_text
-	some phrase in lists.safety_bypass_phrases
+	some phrase in data.shield.lists.safety_bypass_phrases
 	contains(t, phrase)
 }
 
@@ -224,7 +222,7 @@ escalate contains finding("agent.injection-marker", "an argument carries a promp
 
 deny contains finding("recon.network-scan", sprintf("%s scans networks", [c.name])) if {
 	some c in input.commands
-	c.name in lists.scanners
+	c.name in data.shield.lists.scanners
 }
 
 deny contains finding("recon.port-sweep", "the command probes many hosts or ports in a loop") if {
