@@ -107,13 +107,19 @@ var victims = []victim{
 	{name: "sctp socket", profile: netProfile, wantConfined: "EPERM", wantControl: "any",
 		op: func(victimCtx) error { return rawSocket(unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_SCTP) }},
 	{name: "udp send when not allowed", profile: netProfile, wantConfined: "EPERM",
-		op: func(c victimCtx) error { _, err := probeSendUDP(ProbeSpec{UDPAddr: c.UDP, UDPPayload: "x"}); return err }},
+		op: func(c victimCtx) error {
+			_, err := probeSendUDP(ProbeSpec{UDPAddr: c.UDP, UDPPayload: "x"})
+			return err
+		}},
 	{name: "udp send when allowed", wantConfined: "ok",
 		profile: func(c victimCtx) Profile {
 			ap, _ := net.ResolveUDPAddr("udp", c.UDP)
 			return Profile{ConnectUDP: []uint16{uint16(ap.Port)}}
 		},
-		op: func(c victimCtx) error { _, err := probeSendUDP(ProbeSpec{UDPAddr: c.UDP, UDPPayload: "x"}); return err }},
+		op: func(c victimCtx) error {
+			_, err := probeSendUDP(ProbeSpec{UDPAddr: c.UDP, UDPPayload: "x"})
+			return err
+		}},
 	{name: "raw ip socket", profile: netProfile, wantConfined: "EPERM", root: true,
 		op: func(victimCtx) error { return rawSocket(unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_ICMP) }},
 	{name: "netlink socket", profile: netProfile, wantConfined: "EPERM",
