@@ -35,6 +35,21 @@ dev_socket(p) if startswith(p, "/dev/udp/")
 reads_sensitive if {
 	some p in input.paths
 	p.sensitive
+	not workspace_material(p)
+}
+
+# Keys and .env files the project keeps in its own tree (test certificates, dev keys) are the
+# project's business; rules on dotenv files handle those separately.
+workspace_material(p) if {
+	p.in_workspace
+	p.kind in {"private_key", "dotenv"}
+}
+
+uses_network if {
+	some c in input.commands
+	c.name == "openssl"
+	some a in c.args
+	a in {"s_client", "s_server"}
 }
 
 reads_dotenv if {
@@ -246,6 +261,7 @@ escalate contains finding("supply-chain.trust-remote-code", "enables running cod
 
 escalate contains finding("finance.payment", "moving money needs a human decision") if {
 	regex.match(`(?i)(pay|transfer|checkout|purchase|red_?packet|refund|withdraw|wire|转账|支付|付款|红包)`, input.tool)
+	not input.class in {"query", "file_read", "file_search", "file_list", "memory_read"}
 }
 
 escalate contains finding("finance.amount", "moving money needs a human decision") if {
