@@ -1,0 +1,32 @@
+package audit
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors.
+var (
+	// ErrClosed is returned by Append after Close.
+	ErrClosed = errors.New("audit log closed")
+	// ErrUnhealthy wraps the write failure that made the log stop accepting records. The log
+	// stays unhealthy until it is reopened (which quarantines a torn tail).
+	ErrUnhealthy = errors.New("audit log unhealthy")
+	// ErrNotFound is returned by Get for a sequence number the log does not hold.
+	ErrNotFound = errors.New("audit record not found")
+)
+
+// VerifyError is the first problem Verify found. Seq is the first sequence number that is
+// missing, altered or out of place.
+type VerifyError struct {
+	Seq    uint64
+	File   string // the segment (or checkpoint) file, base name
+	Reason string
+}
+
+func (e *VerifyError) Error() string {
+	if e.File != "" {
+		return fmt.Sprintf("seq %d (%s): %s", e.Seq, e.File, e.Reason)
+	}
+	return fmt.Sprintf("seq %d: %s", e.Seq, e.Reason)
+}

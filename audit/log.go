@@ -1,0 +1,603 @@
+package audit
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Position locates a durable record.
+type Position struct {
+	Seq  uint64
+	Hash string // hex leaf hash
+}
+
+// checkpointPayload is the payload of a TypeCheckpoint record: the signed checkpoint of the
+// tree of all records before it (Size == the record's seq).
+type checkpointPayload struct {
+	Size uint64 `json:"size"`
+	Root string `json:"root"` // base64, as in the note
+	Note string `json:"note"` // the signed checkpoint note
+}
+
+// Log is an append-only audit log. Appends from any number of goroutines are serialised by
+// one writer goroutine that group-commits them: each batch is written with one write and made
+// durable with one fsync, and every Append in it returns only after that fsync.
+type Log struct {
+	cfg Config
+	dir string
+	red *redactor
+	sig *signer
+
+	sendMu sync.RWMutex // held for reading while sending on reqs; Close holds it to close reqs
+	closed bool
+	reqs   chan *appendReq
+	done   chan struct{}
+	failed atomic.Pointer[error]
+
+	mu       sync.RWMutex // guards the index below (readers: Get, Query, proofs)
+	segs     []*segment
+	tr       tree
+	sessions map[string][]uint64
+	size     uint64
+	notify   chan struct{} // closed and replaced after each commit
+	ckpt     *ckptState    // latest checkpoint record
+	recovery *Recovery
+
+	// Writer-owned state.
+	w         segmentFile
+	wseg      *segment
+	wstart    time.Time // time of the active segment's first record (zero: empty)
+	prev      string
+	lastTime  time.Time
+	sinceCkpt int
+	oldest    time.Time // time of the oldest record not covered by a checkpoint
+	buf, body []byte
+}
+
+type appendReq struct {
+	typ     Type
+	payload []byte
+	session string
+	done    chan appendRes
+}
+
+type appendRes struct {
+	pos Position
+	err error
+}
+
+// Open opens (or creates) the log in cfg.Dir, recovering a torn tail, and starts its writer.
+func Open(cfg Config) (*Log, error) {
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	red, _ := cfg.Redact.compile()
+	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create audit dir: %w", err)
+	}
+	sig, err := loadOrCreateKey(cfg.KeyFile, cfg.Origin)
+	if err != nil {
+		return nil, err
+	}
+	l := &Log{cfg: cfg, dir: cfg.Dir, red: red, sig: sig, reqs: make(chan *appendReq, 4096),
+		done: make(chan struct{}), sessions: map[string][]uint64{}, notify: make(chan struct{}), prev: ZeroHash}
+	if err := l.load(); err != nil {
+		l.closeReaders()
+		return nil, err
+	}
+	go l.run()
+	if r := l.recovery; r != nil {
+		if _, err := l.Append(context.Background(), TypeRecovered, r); err != nil {
+			l.Close()
+			return nil, fmt.Errorf("record recovery: %w", err)
+		}
+	}
+	return l, nil
+}
+
+// load indexes the existing segments and opens the active one for appending.
+func (l *Log) load() error {
+	infos, err := listSegments(l.dir)
+	if err != nil {
+		return err
+	}
+	var next uint64
+	for i, in := range infos {
+		if in.first != next {
+			return fmt.Errorf("segment %s starts at seq %d, want %d (run shield audit verify)", in.name, in.first, next)
+		}
+		path := filepath.Join(l.dir, in.name)
+		isLast := i == len(infos)-1
+		fi, err := os.Stat(path)
+		if err != nil {
+			return err
+		}
+		sealed := fi.Mode().Perm()&0o222 == 0
+		var sc *scanned
+		if sealed {
+			sc, err = readIndex(l.dir, in.first, l.prev)
+		}
+		if sc == nil {
+			if sc, err = scanSegment(path, in.first, l.prev); err != nil {
+				return err
+			}
+			if sc.tornAt >= 0 {
+				if !isLast || sealed {
+					return fmt.Errorf("segment %s: %v at offset %d (run shield audit verify)", in.name, sc.tornErr, sc.tornAt)
+				}
+				if l.recovery, err = quarantine(l.dir, in.name, sc.tornAt, sc.tornErr); err != nil {
+					return fmt.Errorf("quarantine torn tail of %s: %w", in.name, err)
+				}
+			}
+			if sealed && len(sc.offs()) > 0 {
+				_ = writeIndex(l.dir, sc) // a cache: failing to write it only costs a rescan
+			}
+		}
+		sc.seg.sealed = sealed
+		if sc.seg.rf, err = os.Open(path); err != nil {
+			return err
+		}
+		l.segs = append(l.segs, sc.seg)
+		for _, h := range sc.hashes {
+			l.tr.append(h[:])
+		}
+		for s, seqs := range sc.sessions {
+			l.sessions[s] = append(l.sessions[s], seqs...)
+		}
+		if sc.lastCkpt != nil {
+			l.ckpt = sc.lastCkpt
+		}
+		next = in.first + uint64(len(sc.hashes))
+		if n := len(sc.hashes); n > 0 {
+			l.prev = hex.EncodeToString(sc.hashes[n-1][:])
+			l.lastTime = time.Unix(0, sc.seg.times[n-1]).UTC()
+			l.wstart = time.Unix(0, sc.seg.times[0]).UTC()
+		}
+	}
+	l.size = next
+	if l.ckpt != nil {
+		l.sinceCkpt = int(l.size - l.ckpt.Seq - 1)
+	} else {
+		l.sinceCkpt = int(l.size)
+	}
+	if l.sinceCkpt > 0 {
+		l.oldest = time.Now()
+	}
+	if len(l.segs) == 0 || l.segs[len(l.segs)-1].sealed {
+		return l.newSegment()
+	}
+	last := l.segs[len(l.segs)-1]
+	f, err := os.OpenFile(filepath.Join(l.dir, last.name), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return fmt.Errorf("open active segment: %w", err)
+	}
+	l.setWriter(f, last)
+	if len(last.offs) == 0 {
+		l.wstart = time.Time{}
+	}
+	return nil
+}
+
+func (sc *scanned) offs() []int64 { return sc.seg.offs }
+
+func (l *Log) setWriter(f *os.File, seg *segment) {
+	l.w = f
+	if l.cfg.wrap != nil {
+		l.w = l.cfg.wrap(f)
+	}
+	l.wseg = seg
+}
+
+// newSegment creates the segment for the next record and makes it the active one.
+func (l *Log) newSegment() error {
+	name := segmentName(l.size)
+	path := filepath.Join(l.dir, name)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("create segment: %w", err)
+	}
+	if err := syncDir(l.dir); err != nil {
+		f.Close()
+		return fmt.Errorf("sync audit dir: %w", err)
+	}
+	rf, err := os.Open(path)
+	if err != nil {
+		f.Close()
+		return err
+	}
+	seg := &segment{first: l.size, name: name, rf: rf}
+	l.mu.Lock()
+	l.segs = append(l.segs, seg)
+	l.mu.Unlock()
+	l.setWriter(f, seg)
+	l.wstart = time.Time{}
+	return nil
+}
+
+// Append writes one record and returns once it is durable. payload is marshalled with
+// encoding/json and must be a JSON object; a *Decision or Decision payload is redacted as
+// configured, with its args_hash computed over the original arguments. An error means the
+// record may not be durable: the caller must treat the action it describes as not recorded.
+func (l *Log) Append(ctx context.Context, typ Type, payload any) (Position, error) {
+	if !validType(typ) {
+		return Position{}, fmt.Errorf("append: invalid record type %q", typ)
+	}
+	if typ == TypeCheckpoint {
+		return Position{}, errors.New("append: checkpoint records are written by the log itself")
+	}
+	session := ""
+	switch d := payload.(type) {
+	case Decision:
+		payload = &d
+	}
+	if d, ok := payload.(*Decision); ok {
+		if d == nil {
+			return Position{}, errors.New("append: nil decision")
+		}
+		p, err := l.red.prepare(d)
+		if err != nil {
+			return Position{}, fmt.Errorf("append decision: %w", err)
+		}
+		payload, session = p, d.SessionID
+	}
+	p, err := canonicalPayload(payload)
+	if err != nil {
+		return Position{}, fmt.Errorf("append: %w", err)
+	}
+	if len(p) > maxLine-512 {
+		return Position{}, fmt.Errorf("append: payload is %d bytes, over the limit", len(p))
+	}
+	if session == "" && typ != TypeDecision {
+		session = payloadSession(p)
+	}
+	req := &appendReq{typ: typ, payload: p, session: session, done: make(chan appendRes, 1)}
+	if err := l.Healthy(); err != nil {
+		return Position{}, err
+	}
+	l.sendMu.RLock()
+	if l.closed {
+		l.sendMu.RUnlock()
+		return Position{}, ErrClosed
+	}
+	select {
+	case l.reqs <- req:
+		l.sendMu.RUnlock()
+	case <-ctx.Done():
+		l.sendMu.RUnlock()
+		return Position{}, fmt.Errorf("append: %w", ctx.Err())
+	}
+	select {
+	case res := <-req.done:
+		return res.pos, res.err
+	case <-ctx.Done():
+		return Position{}, fmt.Errorf("append: waiting for durable write: %w", ctx.Err())
+	}
+}
+
+// Healthy returns nil while the log accepts records, or the write error that stopped it
+// (wrapping ErrUnhealthy).
+func (l *Log) Healthy() error {
+	if p := l.failed.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+func (l *Log) fail(err error) {
+	e := fmt.Errorf("%w: %w", ErrUnhealthy, err)
+	l.failed.CompareAndSwap(nil, &e)
+}
+
+// Recovery reports the torn tail quarantined when the log was opened, or nil.
+func (l *Log) Recovery() *Recovery { return l.recovery }
+
+// PublicKey returns the note verifier key of the checkpoint signer ("name+hash+key").
+func (l *Log) PublicKey() string { return l.sig.vkey }
+
+// Dir returns the log directory.
+func (l *Log) Dir() string { return l.dir }
+
+// Close writes a final checkpoint, stops the writer and closes the files. Appends after Close
+// fail with ErrClosed.
+func (l *Log) Close() error {
+	l.sendMu.Lock()
+	if l.closed {
+		l.sendMu.Unlock()
+		<-l.done
+		return nil
+	}
+	l.closed = true
+	close(l.reqs)
+	l.sendMu.Unlock()
+	<-l.done
+	l.closeReaders()
+	err := l.Healthy()
+	if errors.Is(err, ErrUnhealthy) {
+		return err
+	}
+	return nil
+}
+
+func (l *Log) closeReaders() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, s := range l.segs {
+		if s.rf != nil {
+			s.rf.Close()
+		}
+	}
+	if l.w != nil {
+		l.w.Close()
+	}
+}
+
+const maxBatch = 8192
+
+// run is the writer goroutine.
+func (l *Log) run() {
+	defer close(l.done)
+	tick := min(l.cfg.CheckpointInterval, l.cfg.SegmentMaxAge, time.Second)
+	if tick <= 0 {
+		tick = time.Second
+	}
+	ticker := time.NewTicker(tick)
+	defer ticker.Stop()
+	batch := make([]*appendReq, 0, 256)
+	for {
+		select {
+		case r, ok := <-l.reqs:
+			if !ok {
+				l.shutdown()
+				return
+			}
+			batch = append(batch[:0], r)
+			closing := false
+		drain:
+			for len(batch) < maxBatch {
+				select {
+				case r, ok := <-l.reqs:
+					if !ok {
+						closing = true
+						break drain
+					}
+					batch = append(batch, r)
+				default:
+					break drain
+				}
+			}
+			l.commit(batch)
+			clear(batch)
+			l.housekeeping(false)
+			if closing {
+				l.shutdown()
+				return
+			}
+		case <-ticker.C:
+			l.housekeeping(true)
+		}
+	}
+}
+
+func (l *Log) shutdown() {
+	if l.Healthy() == nil && l.sinceCkpt > 0 {
+		l.checkpoint()
+	}
+}
+
+// housekeeping writes a checkpoint and rotates the segment when due.
+func (l *Log) housekeeping(timer bool) {
+	if l.Healthy() != nil {
+		return
+	}
+	now := time.Now()
+	if l.sinceCkpt >= l.cfg.CheckpointEvery || (l.sinceCkpt > 0 && now.Sub(l.oldest) >= l.cfg.CheckpointInterval) {
+		l.checkpoint()
+	}
+	if l.wseg.end >= l.cfg.SegmentMaxBytes || (!l.wstart.IsZero() && now.Sub(l.wstart) >= l.cfg.SegmentMaxAge) {
+		l.rotate()
+	}
+}
+
+// commit writes a batch, fsyncs it, publishes it to readers and answers its appenders.
+func (l *Log) commit(batch []*appendReq) {
+	if err := l.Healthy(); err != nil {
+		for _, r := range batch {
+			if r.done != nil {
+				r.done <- appendRes{err: err}
+			}
+		}
+		return
+	}
+	type ent struct {
+		off  int64
+		t    int64
+		hash [32]byte
+	}
+	ents := make([]ent, len(batch))
+	l.buf = l.buf[:0]
+	seq := l.size
+	prev := l.prev
+	for i, r := range batch {
+		t := time.Now().UTC().Round(0)
+		if t.Before(l.lastTime) {
+			t = l.lastTime
+		}
+		l.lastTime = t
+		l.body = appendBody(l.body[:0], seq+uint64(i), t, r.typ, r.payload, prev)
+		h := LeafHash(l.body)
+		ents[i] = ent{off: l.wseg.end + int64(len(l.buf)), t: t.UnixNano(), hash: h}
+		l.buf = appendLine(l.buf, l.body, h)
+		prev = hex.EncodeToString(h[:])
+	}
+	_, err := l.w.Write(l.buf)
+	if err == nil {
+		err = l.w.Sync()
+	}
+	if err != nil {
+		l.fail(fmt.Errorf("write records %d..%d to %s: %w", seq, seq+uint64(len(batch))-1, l.wseg.name, err))
+		herr := l.Healthy()
+		for _, r := range batch {
+			if r.done != nil {
+				r.done <- appendRes{err: herr}
+			}
+		}
+		return
+	}
+	l.mu.Lock()
+	for i, e := range ents {
+		l.wseg.offs = append(l.wseg.offs, e.off)
+		l.wseg.times = append(l.wseg.times, e.t)
+		l.tr.append(e.hash[:])
+		if s := batch[i].session; s != "" {
+			l.sessions[s] = append(l.sessions[s], seq+uint64(i))
+		}
+	}
+	l.wseg.end += int64(len(l.buf))
+	l.size += uint64(len(batch))
+	close(l.notify)
+	l.notify = make(chan struct{})
+	l.mu.Unlock()
+	if l.wstart.IsZero() {
+		l.wstart = time.Unix(0, ents[0].t)
+	}
+	l.prev = prev
+	for i, r := range batch {
+		if r.typ == TypeCheckpoint {
+			l.sinceCkpt = 0
+		} else {
+			if l.sinceCkpt == 0 {
+				l.oldest = time.Now()
+			}
+			l.sinceCkpt++
+		}
+		if r.done != nil {
+			r.done <- appendRes{pos: Position{Seq: seq + uint64(i), Hash: hex.EncodeToString(ents[i].hash[:])}}
+		}
+	}
+	if len(l.buf) > 1<<20 {
+		l.buf = nil
+	}
+}
+
+// checkpoint signs the tree of every record so far and appends it as a checkpoint record, then
+// replaces the checkpoint file.
+func (l *Log) checkpoint() {
+	l.mu.RLock()
+	size := l.size
+	root, err := l.tr.root(size)
+	l.mu.RUnlock()
+	if err != nil {
+		l.fail(fmt.Errorf("checkpoint: %w", err))
+		return
+	}
+	c := Checkpoint{Origin: l.sig.s.Name(), Size: size, Root: root}
+	signed, err := l.sig.sign(c)
+	if err != nil {
+		l.fail(fmt.Errorf("sign checkpoint: %w", err))
+		return
+	}
+	p, err := canonicalPayload(checkpointPayload{Size: size, Root: base64.StdEncoding.EncodeToString(root), Note: string(signed)})
+	if err != nil {
+		l.fail(err)
+		return
+	}
+	l.commit([]*appendReq{{typ: TypeCheckpoint, payload: p}})
+	if l.Healthy() != nil {
+		return
+	}
+	if err := writeFileSync(filepath.Join(l.dir, CheckpointFile), signed, 0o644, false); err != nil {
+		l.fail(fmt.Errorf("write checkpoint file: %w", err))
+		return
+	}
+	l.mu.Lock()
+	l.ckpt = &ckptState{Seq: size, Time: time.Now().UnixNano(), Note: signed}
+	l.mu.Unlock()
+}
+
+// rotate checkpoints and seals the active segment and starts a new one.
+func (l *Log) rotate() {
+	if l.sinceCkpt > 0 {
+		l.checkpoint()
+		if l.Healthy() != nil {
+			return
+		}
+	}
+	seg := l.wseg
+	if err := l.w.Close(); err != nil {
+		l.fail(fmt.Errorf("close segment %s: %w", seg.name, err))
+		return
+	}
+	path := filepath.Join(l.dir, seg.name)
+	if err := os.Chmod(path, 0o400); err != nil {
+		l.fail(fmt.Errorf("seal segment %s: %w", seg.name, err))
+		return
+	}
+	l.mu.Lock()
+	seg.sealed = true
+	l.mu.Unlock()
+	if err := l.newSegment(); err != nil {
+		l.fail(err)
+		return
+	}
+	l.writeIndexFromMemory(seg)
+}
+
+// writeIndexFromMemory writes a sealed segment's index from the in-memory state. The index is
+// a cache: failing to write it only costs a rescan at the next open.
+func (l *Log) writeIndexFromMemory(seg *segment) {
+	l.mu.RLock()
+	n := len(seg.offs)
+	sc := &scanned{seg: &segment{first: seg.first, offs: seg.offs, times: seg.times, end: seg.end},
+		hashes: make([][32]byte, n), sessions: map[string][]uint64{}, lastCkpt: l.ckpt}
+	for i := range sc.hashes {
+		copy(sc.hashes[i][:], l.tr.node(0, seg.first+uint64(i)))
+	}
+	last := seg.first + uint64(n)
+	for s, seqs := range l.sessions {
+		i := sort.Search(len(seqs), func(i int) bool { return seqs[i] >= seg.first })
+		j := sort.Search(len(seqs), func(i int) bool { return seqs[i] >= last })
+		if i < j {
+			sc.sessions[s] = append([]uint64(nil), seqs[i:j]...)
+		}
+	}
+	l.mu.RUnlock()
+	if n > 0 {
+		_ = writeIndex(l.dir, sc)
+	}
+}
+
+// Size returns the number of durable records.
+func (l *Log) Size() uint64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.size
+}
+
+// Wait blocks until the log holds more than size records, ctx ends or the log closes.
+func (l *Log) Wait(ctx context.Context, size uint64) error {
+	for {
+		l.mu.RLock()
+		n, ch := l.size, l.notify
+		l.mu.RUnlock()
+		if n > size {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-l.done:
+			return ErrClosed
+		}
+	}
+}

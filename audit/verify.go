@@ -1,0 +1,170 @@
+package audit
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Report summarises a verified log.
+type Report struct {
+	Segments    int
+	Records     uint64 // records in the log
+	Checkpoints int    // checkpoint records verified
+	// LastCheckpoint is the newest verified checkpoint (from the checkpoint file or the log).
+	LastCheckpoint Checkpoint
+	// Uncovered is the number of records after the newest checkpoint: intact as a chain, but no
+	// signature vouches for them yet (normal after a crash; a clean shutdown leaves none but the
+	// final checkpoint record itself).
+	Uncovered uint64
+	// Root is the Merkle root over all Records.
+	Root []byte
+	// Warnings are facts worth reporting that are not tampering.
+	Warnings []string
+}
+
+// Verify checks the log in dir offline: every record's canonical form and hash, sequence
+// numbers and chain links across segments, every checkpoint's signature (by one of pubkeys,
+// note verifier keys "name+hash+key") and Merkle root, and that the log holds everything the
+// latest checkpoint file covers. It returns a *VerifyError naming the first bad sequence number
+// when the log is not intact.
+func Verify(dir string, pubkeys ...string) (*Report, error) {
+	if len(pubkeys) == 0 {
+		return nil, errors.New("verify: no public key given")
+	}
+	infos, err := listSegments(dir)
+	if err != nil {
+		return nil, err
+	}
+	if len(infos) == 0 {
+		return nil, fmt.Errorf("verify: no %s files in %s", segmentExt, dir)
+	}
+	rep := &Report{Segments: len(infos)}
+	var (
+		tr       tree
+		next     uint64
+		prev     = ZeroHash
+		ckptSeqs = map[uint64][]byte{} // checkpoint record seq → note
+		lastCkpt *Checkpoint
+		lastSeq  uint64
+	)
+	for _, in := range infos {
+		bad := func(seq uint64, format string, args ...any) error {
+			return &VerifyError{Seq: seq, File: in.name, Reason: fmt.Sprintf(format, args...)}
+		}
+		if in.first != next {
+			if in.first > next {
+				return nil, bad(next, "segment starts at seq %d: records %d..%d are missing", in.first, next, in.first-1)
+			}
+			return nil, bad(in.first, "segment starts at seq %d, which an earlier segment already holds", in.first)
+		}
+		data, err := os.ReadFile(filepath.Join(dir, in.name))
+		if err != nil {
+			return nil, fmt.Errorf("verify: %w", err)
+		}
+		for off := 0; off < len(data); {
+			nl := bytes.IndexByte(data[off:], '\n')
+			if nl < 0 {
+				return nil, bad(next, "incomplete last line at offset %d (torn write; opening the log quarantines it)", off)
+			}
+			rec, err := DecodeRecord(data[off : off+nl])
+			if err != nil {
+				return nil, bad(next, "record at offset %d is altered or corrupt: %v", off, err)
+			}
+			switch {
+			case rec.Seq > next:
+				return nil, bad(next, "record missing: found seq %d where %d was expected (deleted records)", rec.Seq, next)
+			case rec.Seq < next:
+				return nil, bad(next, "found seq %d where %d was expected (inserted, duplicated or reordered record)", rec.Seq, next)
+			case rec.Prev != prev:
+				return nil, bad(next, "prev hash does not match record %d (inserted, replaced or reordered record)", int64(next)-1)
+			}
+			h, _ := hex.DecodeString(rec.Hash)
+			tr.append(h)
+			if rec.Type == TypeCheckpoint {
+				c, note, err := verifyCheckpointRecord(rec, &tr, pubkeys)
+				if err != nil {
+					return nil, bad(next, "%v", err)
+				}
+				ckptSeqs[rec.Seq] = note
+				lastCkpt, lastSeq = &c, rec.Seq
+				rep.Checkpoints++
+			}
+			prev = rec.Hash
+			next++
+			off += nl + 1
+		}
+	}
+	rep.Records = next
+	rep.Root, _ = tr.root(next)
+
+	// The checkpoint file is the newest checkpoint the writer completed; the log must still hold
+	// its checkpoint record (the log may not end before it).
+	signed, err := os.ReadFile(filepath.Join(dir, CheckpointFile))
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		if rep.Checkpoints > 0 {
+			return nil, &VerifyError{Seq: next, File: CheckpointFile, Reason: "checkpoint file is missing while the log holds checkpoints; truncation cannot be ruled out"}
+		}
+		rep.Warnings = append(rep.Warnings, "no checkpoint yet: nothing is signed, truncation cannot be detected")
+	case err != nil:
+		return nil, fmt.Errorf("verify: %w", err)
+	default:
+		c, err := OpenCheckpoint(signed, pubkeys...)
+		if err != nil {
+			return nil, &VerifyError{Seq: next, File: CheckpointFile, Reason: err.Error()}
+		}
+		if c.Size >= next {
+			return nil, &VerifyError{Seq: next, File: CheckpointFile, Reason: fmt.Sprintf(
+				"log truncated: the signed checkpoint covers %d records and is recorded at seq %d, but the log ends before seq %d", c.Size, c.Size, next)}
+		}
+		note, ok := ckptSeqs[c.Size]
+		if !ok || !bytes.Equal(note, signed) {
+			return nil, &VerifyError{Seq: c.Size, File: CheckpointFile, Reason: "the record at this seq is not the checkpoint in the checkpoint file"}
+		}
+		if lastCkpt == nil || c.Size > lastCkpt.Size {
+			lastCkpt, lastSeq = &c, c.Size
+		}
+	}
+	if lastCkpt != nil {
+		rep.LastCheckpoint = *lastCkpt
+		rep.Uncovered = next - lastSeq - 1
+		if rep.Uncovered > 0 {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%d records after the last checkpoint (seq %d..%d) are chained but not yet signed", rep.Uncovered, lastSeq+1, next-1))
+		}
+	} else {
+		rep.Uncovered = next
+	}
+	return rep, nil
+}
+
+// verifyCheckpointRecord checks a checkpoint record against the tree of the records before it.
+// tr already holds the checkpoint record itself.
+func verifyCheckpointRecord(rec *Record, tr *tree, pubkeys []string) (Checkpoint, []byte, error) {
+	var p checkpointPayload
+	dec := json.NewDecoder(bytes.NewReader(rec.Payload))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return Checkpoint{}, nil, fmt.Errorf("checkpoint payload: %w", err)
+	}
+	c, err := OpenCheckpoint([]byte(p.Note), pubkeys...)
+	if err != nil {
+		return Checkpoint{}, nil, err
+	}
+	if c.Size != rec.Seq || p.Size != c.Size || p.Root != base64.StdEncoding.EncodeToString(c.Root) {
+		return Checkpoint{}, nil, fmt.Errorf("checkpoint covers %d records but is record %d (or its payload disagrees with its note)", c.Size, rec.Seq)
+	}
+	root, err := tr.root(c.Size)
+	if err != nil {
+		return Checkpoint{}, nil, err
+	}
+	if !bytes.Equal(root, c.Root) {
+		return Checkpoint{}, nil, fmt.Errorf("Merkle root of records 0..%d does not match the signed checkpoint (records before this one were altered)", int64(c.Size)-1)
+	}
+	return c, []byte(p.Note), nil
+}

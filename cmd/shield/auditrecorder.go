@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/shieldsec/shield/audit"
+	"github.com/shieldsec/shield/shield"
+)
+
+// auditRecorder writes the pipeline's decisions to the audit log: the adapter between
+// shield.Recorder and audit.Log (audit does not import shield).
+type auditRecorder struct{ l *audit.Log }
+
+var _ shield.Recorder = (*auditRecorder)(nil)
+
+// newAuditRecorder returns the shield.Recorder that appends one TypeDecision record per
+// decision and returns once it is durable.
+func newAuditRecorder(l *audit.Log) shield.Recorder { return &auditRecorder{l: l} }
+
+func (r *auditRecorder) RecordDecision(ctx context.Context, rec *shield.DecisionRecord) (shield.AuditPosition, error) {
+	if rec == nil || rec.Verdict == nil {
+		return shield.AuditPosition{}, errors.New("record decision: no verdict")
+	}
+	pos, err := r.l.Append(ctx, audit.TypeDecision, decisionPayload(rec))
+	if err != nil {
+		return shield.AuditPosition{}, fmt.Errorf("record decision: %w", err)
+	}
+	return shield.AuditPosition{Seq: pos.Seq, Hash: pos.Hash}, nil
+}
+
+// decisionPayload maps a decision record onto the audit payload. Arguments are passed as
+// received; the log redacts them and hashes the original.
+func decisionPayload(rec *shield.DecisionRecord) *audit.Decision {
+	v := rec.Verdict
+	d := &audit.Decision{
+		ActionHash:     v.ActionHash,
+		ActionClass:    v.ActionClass,
+		Decision:       v.Decision.String(),
+		Tier:           v.Tier,
+		Rules:          v.Rules,
+		Reason:         v.Reason,
+		Confidence:     v.Confidence,
+		BundleDigest:   v.BundleDigest,
+		BundleRevision: v.BundleRevision,
+		DecisionID:     v.DecisionID,
+		EscalationID:   v.EscalationID,
+		Judge:          v.Judge,
+		Cached:         v.Cached,
+		Error:          rec.Error,
+	}
+	if c := rec.Call; c != nil {
+		d.CallID, d.Tool = c.ID, c.Tool
+		if len(c.Arguments) > 0 {
+			d.Arguments = c.Arguments
+		}
+		d.SessionID, d.AgentID, d.Runtime, d.Caller = c.Context.SessionID, c.Context.AgentID, c.Context.Runtime, c.Context.Caller
+	}
+	if d.ActionClass == "" && rec.Action != nil {
+		d.ActionClass = rec.Action.Class
+	}
+	return d
+}
