@@ -132,11 +132,12 @@ func ParseTrampolineArgs(args []string) (p Profile, prog string, argv []string, 
 	var profileJSON string
 	have := false
 	i := 0
+flags:
 	for ; i < len(args); i++ {
 		switch a := args[i]; {
 		case a == "--":
 			i++
-			goto done
+			break flags
 		case a == "--profile" || a == "-profile":
 			if i+1 >= len(args) {
 				return Profile{}, "", nil, errors.New("--profile needs a value")
@@ -149,7 +150,6 @@ func ParseTrampolineArgs(args []string) (p Profile, prog string, argv []string, 
 			return Profile{}, "", nil, fmt.Errorf("unexpected argument %q (want --profile JSON -- PROG ARGS)", a)
 		}
 	}
-done:
 	if !have {
 		return Profile{}, "", nil, errors.New("missing --profile")
 	}

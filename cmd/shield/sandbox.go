@@ -164,9 +164,18 @@ func runSandboxExec(ctx context.Context, env *cmdEnv, args []string) error {
 	if err := errors.Join(errs...); err != nil {
 		return usageError{msg: err.Error()}
 	}
-	p, err := p.WithProgram(cmdArgs[0])
-	if err != nil {
-		return fmt.Errorf("preparing the profile for %s: %w", cmdArgs[0], err)
+	// The command, and every program named by an --exec file, get what they need to start.
+	programs := []string{cmdArgs[0]}
+	for _, e := range p.Exec {
+		if st, err := os.Stat(e); err == nil && st.Mode().IsRegular() {
+			programs = append(programs, e)
+		}
+	}
+	for _, prog := range programs {
+		var err error
+		if p, err = p.WithProgram(prog); err != nil {
+			return fmt.Errorf("preparing the profile for %s: %w", prog, err)
+		}
 	}
 	if err := p.Validate(); err != nil {
 		return usageError{msg: err.Error()}
