@@ -104,7 +104,8 @@ type Path struct {
 	Role        string `json:"role"`  // "read", "write", "delete", "source", "dest", "exec", "arg"
 	InWorkspace bool   `json:"in_workspace"`
 	Sensitive   bool   `json:"sensitive"`
-	Kind        string `json:"kind"` // "" or the sensitive kind: ssh_key, credentials, shadow, shell_rc, proc_environ, …
+	Kind        string `json:"kind"`   // "" or the sensitive kind: ssh_key, credentials, shadow, shell_rc, proc_environ, …
+	DotDot      bool   `json:"dotdot"` // the path as written has a ".." element (traversal)
 }
 
 // URL is a URL the call names, split and classified.

@@ -65,7 +65,7 @@ type state struct {
 	n        *Normalizer
 	act      *Action
 	cwd      string
-	pathSeen map[string]bool
+	pathSeen map[string]int // clean path → index of its first entry
 	urlSeen  map[string]bool
 }
 
@@ -86,6 +86,7 @@ func (n *Normalizer) Normalize(tool string, args map[string]any, cwd string) (ac
 		base, _ = resolvePath(cwd, n.opt.Workspace, n.opt.Home)
 	}
 	s.cwd = base
+	act.Cwd = base
 
 	e, known := n.cat.Lookup(tool)
 	used := map[string]bool{}
@@ -94,8 +95,7 @@ func (n *Normalizer) Normalize(tool string, args map[string]any, cwd string) (ac
 		act.Class = e.Class
 		s.applyEntry(e, used)
 	}
-	act.Cwd = s.cwd
-	s.generic(args, used)
+	s.generic(args, used, known && len(e.Command) > 0)
 	s.collectStrings(args)
 	s.textURLs()
 	return act
@@ -118,6 +118,7 @@ func (s *state) applyEntry(e *Entry, used map[string]bool) {
 	for _, v := range take(e.Cwd) {
 		if str, ok := v.(string); ok && str != "" {
 			s.cwd, _ = resolvePath(str, s.cwd, s.n.opt.Home)
+			s.act.Cwd = s.cwd
 			break
 		}
 	}
@@ -175,6 +176,7 @@ func (s *state) applyEntry(e *Entry, used map[string]bool) {
 
 // command handles a command argument: a string is parsed as shell, an argv list is taken as is.
 func (s *state) command(v any) {
+	defer func(cwd string) { s.cwd = cwd }(s.cwd) // cd inside the command does not move other arguments
 	switch c := v.(type) {
 	case string:
 		if s.act.Command == "" {
@@ -214,8 +216,9 @@ func quoteArgv(argv []string) string {
 }
 
 // generic extracts from keys the catalog entry did not name (all keys of an unknown tool): paths
-// from path-like keys, URLs from URL-like keys, a shell command from command-like keys of unknown tools.
-func (s *state) generic(args map[string]any, used map[string]bool) {
+// from path-like keys, URLs from URL-like keys, a shell command from command-like keys when the
+// entry names no command argument.
+func (s *state) generic(args map[string]any, used map[string]bool, hasCommand bool) {
 	keys := make([]string, 0, len(args))
 	for k := range args {
 		if !used[k] {
@@ -240,7 +243,7 @@ func (s *state) generic(args map[string]any, used map[string]bool) {
 				}
 				s.addPath(str, pathRoleForKey(k))
 			}
-		case !s.act.Known && isCommandKey(k):
+		case !hasCommand && isCommandKey(k):
 			s.command(v)
 		}
 	}
@@ -304,25 +307,50 @@ func (s *state) addPath(raw, role string) {
 	if raw == "" || raw == "-" {
 		return
 	}
-	if len(s.act.Paths) >= s.n.opt.MaxStrings {
-		s.act.Truncated = true
-		return
-	}
 	clean, ok := resolvePath(raw, s.cwd, s.n.opt.Home)
 	if !ok {
 		return
 	}
-	key := role + "\x00" + clean
+	// One entry per (clean, role); a generic "arg" entry gives way to a specific role.
 	if s.pathSeen == nil {
-		s.pathSeen = map[string]bool{}
+		s.pathSeen = map[string]int{}
 	}
-	if s.pathSeen[key] {
+	if i, ok := s.pathSeen[clean]; ok {
+		prev := &s.act.Paths[i]
+		switch {
+		case prev.Role == role || role == RoleArg:
+			return
+		case prev.Role == RoleArg:
+			prev.Role = role
+			return
+		}
+		for _, p := range s.act.Paths {
+			if p.Clean == clean && p.Role == role {
+				return
+			}
+		}
+	}
+	if len(s.act.Paths) >= s.n.opt.MaxStrings {
+		s.act.Truncated = true
 		return
 	}
-	s.pathSeen[key] = true
+	if _, ok := s.pathSeen[clean]; !ok {
+		s.pathSeen[clean] = len(s.act.Paths)
+	}
 	kind := s.n.sens.classify(clean)
 	s.act.Paths = append(s.act.Paths, Path{Raw: raw, Clean: clean, Role: role,
-		InWorkspace: inDir(clean, s.n.opt.Workspace), Sensitive: kind != "", Kind: kind})
+		InWorkspace: inDir(clean, s.n.opt.Workspace), Sensitive: kind != "", Kind: kind,
+		DotDot: hasDotDot(raw)})
+}
+
+// hasDotDot reports whether a path as written has a ".." element.
+func hasDotDot(p string) bool {
+	for _, e := range strings.Split(p, "/") {
+		if e == ".." {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *state) addURL(raw, role string, assumeHTTP bool) {

@@ -75,14 +75,16 @@ func (w *walker) fallback(f frame) {
 
 func (w *walker) stmts(f frame, ss []*syntax.Stmt) {
 	for _, st := range ss {
-		w.stmt(f, st, false, 0)
+		w.stmt(f, st, false, 0, false)
 	}
 }
 
-func (w *walker) stmt(f frame, st *syntax.Stmt, pipe bool, idx int) {
+// stmt walks one statement; bg is set when an enclosing pipeline or list runs in the background.
+func (w *walker) stmt(f frame, st *syntax.Stmt, pipe bool, idx int, bg bool) {
 	if st == nil || w.full() {
 		return
 	}
+	bg = bg || st.Background
 	redirs, stdin := w.redirects(f, st.Redirs)
 	switch c := st.Cmd.(type) {
 	case *syntax.CallExpr:
@@ -102,21 +104,25 @@ func (w *walker) stmt(f frame, st *syntax.Stmt, pipe bool, idx int) {
 			ws.argv = append(ws.argv, t)
 			ws.dyn = append(ws.dyn, d)
 		}
-		w.emit(f, ws, slice(f.src, st.Pos(), st.End()), redirs, env, pipe, idx, st.Background, stdin)
+		w.emit(f, ws, slice(f.src, st.Pos(), st.End()), redirs, env, pipe, idx, bg, stdin)
 	case *syntax.BinaryCmd:
 		if c.Op == syntax.Pipe || c.Op == syntax.PipeAll {
 			parts := flattenPipe(st)
 			for i, p := range parts {
-				w.stmt(f, p, true, i)
+				w.stmt(f, p, true, i, bg)
 			}
 			return
 		}
-		w.stmt(f, c.X, false, 0)
-		w.stmt(f, c.Y, false, 0)
+		w.stmt(f, c.X, false, 0, bg)
+		w.stmt(f, c.Y, false, 0, bg)
 	case *syntax.Subshell:
-		w.stmts(f, c.Stmts)
+		for _, x := range c.Stmts {
+			w.stmt(f, x, pipe, idx, bg)
+		}
 	case *syntax.Block:
-		w.stmts(f, c.Stmts)
+		for _, x := range c.Stmts {
+			w.stmt(f, x, pipe, idx, bg)
+		}
 	case *syntax.IfClause:
 		for ic := c; ic != nil; ic = ic.Else {
 			w.stmts(f, ic.Cond)
@@ -138,18 +144,18 @@ func (w *walker) stmt(f frame, st *syntax.Stmt, pipe bool, idx int) {
 			w.stmts(f, it.Stmts)
 		}
 	case *syntax.FuncDecl:
-		w.stmt(f, c.Body, false, 0)
+		w.stmt(f, c.Body, false, 0, false)
 	case *syntax.DeclClause:
 		ws := words{argv: []string{c.Variant.Value}, dyn: []bool{false}}
 		for _, a := range c.Args {
 			ws.argv = append(ws.argv, w.assign(f, a))
 			ws.dyn = append(ws.dyn, false)
 		}
-		w.emit(f, ws, slice(f.src, st.Pos(), st.End()), redirs, nil, pipe, idx, st.Background, stdin)
+		w.emit(f, ws, slice(f.src, st.Pos(), st.End()), redirs, nil, pipe, idx, bg, stdin)
 	case *syntax.TimeClause:
-		w.stmt(f, c.Stmt, pipe, idx)
+		w.stmt(f, c.Stmt, pipe, idx, bg)
 	case *syntax.CoprocClause:
-		w.stmt(f, c.Stmt, pipe, idx)
+		w.stmt(f, c.Stmt, pipe, idx, true)
 	case *syntax.LetClause, *syntax.ArithmCmd, *syntax.TestClause:
 		// Walk for command substitutions inside.
 		syntax.Walk(c, func(n syntax.Node) bool {
@@ -768,6 +774,7 @@ func (w *walker) extract(name string, ws words) {
 	args := ws.sub(1)
 	if _, ok := netCmds[name]; ok {
 		w.netOperands(name, args)
+		return
 	}
 	if opts, ok := connectCmds[name]; ok {
 		rest := skipAllOptions(args, opts)
@@ -801,6 +808,7 @@ func (w *walker) extract(name string, ws words) {
 				s.addPath(a[3:], RoleWrite)
 			}
 		}
+		return
 	}
 	if shells[name] || name == "eval" || name == "su" || name == "runuser" || name == "watch" || name == "busybox" {
 		return // their operands are scripts or commands, walked by follow

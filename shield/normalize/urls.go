@@ -108,7 +108,7 @@ func parseURL(raw, role string, assumeHTTP bool) URL {
 // hostClass classifies a host (lower case, no brackets, no port). Names are never resolved; only
 // localhost and the known metadata names are classified by name.
 func hostClass(host string) string {
-	host = strings.TrimSuffix(host, ".")
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
 	if host == "localhost" || strings.HasSuffix(host, ".localhost") || host == "localhost.localdomain" || host == "ip6-localhost" || host == "ip6-loopback" {
 		return IPLoopback
 	}
@@ -252,4 +252,4 @@ func looksNumericHost(h string) bool {
 }
 
 // urlInTextRE finds scheme://… URLs inside free text.
-var urlInTextRE = regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.\-]{1,15}://[^\s'"<>` + "`" + `\\)\]}|;]+`)
+var urlInTextRE = regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.\-]{1,15}://[^\s'"<>` + "`" + `\\)}|;]+`)
