@@ -113,3 +113,25 @@ func TestNewCanaryRefusesAllowedDir(t *testing.T) {
 		t.Fatal("NewCanary accepted a directory the profile can read")
 	}
 }
+
+// BenchmarkProbe measures a whole canary run (control child, confined child through the
+// trampoline, supervisor checks): what the gate adds to an agent's start.
+func BenchmarkProbe(b *testing.B) {
+	if LandlockABI() < 4 {
+		b.Skip("the kernel's Landlock ABI is below 4")
+	}
+	p, err := DefaultAgentProfile(b.TempDir(), AgentOptions{LLMPort: 443}).WithProgram(os.Args[0])
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	for b.Loop() {
+		r, err := Probe(context.Background(), ProbeOptions{Shield: os.Args[0], Profile: p, Dir: dir})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if r.Status != StatusSandboxed {
+			b.Fatalf("status %s", r.Status)
+		}
+	}
+}

@@ -465,27 +465,39 @@ func firstNonEmpty(s ...string) string {
 	return ""
 }
 
-// inspect reads /proc/PID/status of the confined process.
+// inspect reads /proc/PID/task/*/status of the confined process: every thread must have
+// no_new_privs, seccomp filter mode and the expected number of filters. The report shows the
+// main thread's values, or those of the first thread that differs.
 func inspect(pid, wantFilters int) *ProcessCheck {
 	c := &ProcessCheck{PID: pid, NoNewPrivs: -1, SeccompMode: -1, SeccompFilters: -1, ExpectedSeccompFilters: wantFilters}
-	fields := procStatus(pid)
-	c.NoNewPrivs = atoi(fields["NoNewPrivs"])
-	c.SeccompMode = atoi(fields["Seccomp"])
-	c.SeccompFilters = atoi(fields["Seccomp_filters"])
-	c.OK = c.NoNewPrivs == 1 && c.SeccompMode == 2 && c.SeccompFilters == wantFilters
+	tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	if err != nil || len(tasks) == 0 {
+		return c
+	}
+	c.OK = true
+	for i, task := range tasks {
+		fields := procStatus("/proc/" + strconv.Itoa(pid) + "/task/" + task.Name() + "/status")
+		nnp, mode, filters := atoi(fields["NoNewPrivs"]), atoi(fields["Seccomp"]), atoi(fields["Seccomp_filters"])
+		good := nnp == 1 && mode == 2 && filters == wantFilters
+		if i == 0 || (c.OK && !good) {
+			c.NoNewPrivs, c.SeccompMode, c.SeccompFilters = nnp, mode, filters
+		}
+		c.OK = c.OK && good
+	}
 	return c
 }
 
 func seccompFilters(pid int) int {
-	n := atoi(procStatus(pid)["Seccomp_filters"])
+	n := atoi(procStatus("/proc/" + strconv.Itoa(pid) + "/status")["Seccomp_filters"])
 	if n < 0 {
 		return 0
 	}
 	return n
 }
 
-func procStatus(pid int) map[string]string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+// procStatus parses a /proc status file.
+func procStatus(path string) map[string]string {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil
 	}

@@ -30,6 +30,7 @@ type victimCtx struct {
 	RW       string `json:"rw"`      // a directory granted read-write where a victim says
 	TCP      string `json:"tcp"`     // a TCP listener
 	UDP      string `json:"udp"`     // a UDP socket
+	Abstract string `json:"abstract"` // an abstract unix socket name ("@...")
 }
 
 func (c victimCtx) tcpPort() uint16 {
@@ -46,6 +47,7 @@ type victim struct {
 	wantControl  string // "ok" unless the kernel refuses the operation to any Go process
 	wantConfined string // an errno name, "ok" (the profile allows it) or "SIGSYS" (killed)
 	root         bool   // the control needs root
+	landlock     int    // the Landlock ABI the confined result needs (default 4)
 }
 
 func zeroProfile(victimCtx) Profile { return Profile{} }
@@ -142,6 +144,20 @@ var victims = []victim{
 	{name: "unix socket when allowed", wantConfined: "ok",
 		profile: func(victimCtx) Profile { return Profile{Unix: true} },
 		op:      func(victimCtx) error { return rawSocket(unix.AF_UNIX, unix.SOCK_STREAM, 0) }},
+
+	// IPC scoping (Landlock ABI 6).
+	{name: "signal a process outside the domain", profile: zeroProfile, wantConfined: "EPERM", landlock: 6,
+		op: func(victimCtx) error { return unix.Kill(os.Getppid(), 0) }},
+	{name: "abstract unix socket outside the domain", profile: func(victimCtx) Profile { return Profile{Unix: true} },
+		wantConfined: "EPERM", landlock: 6,
+		op: func(c victimCtx) error {
+			fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+			if err != nil {
+				return err
+			}
+			defer unix.Close(fd)
+			return unix.Connect(fd, &unix.SockaddrUnix{Name: c.Abstract})
+		}},
 
 	// Processes.
 	{name: "execve", profile: zeroProfile, wantConfined: "EPERM", wantControl: "replaced",
@@ -388,6 +404,12 @@ func newVictimCtx(t *testing.T) victimCtx {
 	}
 	t.Cleanup(func() { udp.Close() })
 	c.TCP, c.UDP = ln.Addr().String(), udp.LocalAddr().String()
+	c.Abstract = fmt.Sprintf("@shield-sandbox-test-%d", os.Getpid())
+	abs, err := net.Listen("unix", c.Abstract)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { abs.Close() })
 	return c
 }
 
@@ -404,6 +426,9 @@ func TestVictims(t *testing.T) {
 	c := newVictimCtx(t)
 	for _, v := range victims {
 		t.Run(strings.ReplaceAll(v.name, " ", "_"), func(t *testing.T) {
+			if v.landlock > 0 {
+				requireLandlock(t, v.landlock)
+			}
 			if v.root && os.Geteuid() != 0 {
 				t.Skip("the control needs root (CAP_SYS_ADMIN, CAP_NET_RAW or CAP_SYS_PTRACE); unprivileged, the host refuses it anyway")
 			}
