@@ -68,3 +68,9 @@ func ParsePrivateKey(text []byte) (ed25519.PrivateKey, error) {
 	}
 	return ed25519.NewKeyFromSeed(raw), nil
 }
+
+// EncodeKey writes a public key or a private key seed as the base64 text ParsePublicKey and
+// ParsePrivateKey read, newline-terminated.
+func EncodeKey(key []byte) []byte {
+	return []byte(base64.StdEncoding.EncodeToString(key) + "\n")
+}

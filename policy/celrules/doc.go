@@ -27,7 +27,8 @@
 //	          arguments: {command: "rm -rf ./build"}
 //	          context: {cwd: /work/project}
 //
-// An example's context may give cwd, workspace, session_id, agent_id, runtime, caller and labels.
+// An example's context may give cwd, session_id, agent_id, runtime, caller and labels; the
+// workspace is the one the normaliser was built with.
 //
 // # Variables
 //

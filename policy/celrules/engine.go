@@ -93,7 +93,8 @@ type Report struct {
 	Specs []RuleSpec
 	// Problems are compile problems (YAML, fields, CEL, duplicate ids), not example failures.
 	Problems policy.Problems
-	// Examples are the example results (empty when there are compile problems).
+	// Examples are the example results in file and line order (empty when there are compile
+	// problems).
 	Examples []ExampleResult
 }
 
@@ -167,6 +168,13 @@ func Check(b *policy.Bundle, norm NormFunc, opt Options) *Report {
 	for _, r := range rules {
 		rep.Examples = append(rep.Examples, runExamples(r, norm)...)
 	}
+	sort.SliceStable(rep.Examples, func(i, j int) bool {
+		a, b := rep.Examples[i], rep.Examples[j]
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		return a.Line < b.Line
+	})
 	return rep
 }
 
@@ -421,9 +429,6 @@ func runExamples(r *Rule, norm NormFunc) []ExampleResult {
 				x.Msg = "the normaliser returned no action"
 				out = append(out, x)
 				continue
-			}
-			if call.Context.Workspace != "" {
-				a.Workspace = call.Context.Workspace
 			}
 			c := &Context{SessionID: call.Context.SessionID, AgentID: call.Context.AgentID,
 				Runtime: call.Context.Runtime, Caller: call.Context.Caller, Labels: call.Context.Labels}

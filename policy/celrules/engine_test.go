@@ -69,7 +69,6 @@ func TestEvaluate(t *testing.T) {
 			name: "quarantined session escalates on any class, allow rule not consulted",
 			in: func() *shield.Input {
 				in := input("Read", map[string]any{"file_path": "a.go"}, "/w", map[string]string{"quarantine": "true"})
-				in.Action.Workspace = "/w"
 				return in
 			}(),
 			want: []shield.Finding{{Decision: shield.Escalate, Rule: "cel:session.quarantined", Reason: "this session is quarantined", Confidence: 1}},
@@ -78,10 +77,9 @@ func TestEvaluate(t *testing.T) {
 			name: "workspace read allowed",
 			in: func() *shield.Input {
 				in := input("Read", map[string]any{"file_path": "a.go"}, "/w", nil)
-				in.Action.Workspace = "/w"
 				return in
 			}(),
-			want: []shield.Finding{{Decision: shield.Allow, Rule: "cel:files.workspace-read", Reason: "reading inside the workspace", Confidence: 1}},
+			want: []shield.Finding{{Decision: shield.Allow, Rule: "cel:files.workspace-read", Reason: "reading below the working directory", Confidence: 1}},
 		},
 		{
 			name: "unknown class sees only classless rules",

@@ -48,7 +48,6 @@ type ExampleCall struct {
 // ExampleContext is the optional context of an example call.
 type ExampleContext struct {
 	Cwd       string            `yaml:"cwd"`
-	Workspace string            `yaml:"workspace"`
 	SessionID string            `yaml:"session_id"`
 	AgentID   string            `yaml:"agent_id"`
 	Runtime   string            `yaml:"runtime"`

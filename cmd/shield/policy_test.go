@@ -1,0 +1,82 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/shieldsec/shield/policy"
+)
+
+func runPolicyCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = runMain(context.Background(), &cmdEnv{stdin: strings.NewReader(""), stdout: &out, stderr: &errb}, append([]string{"policy"}, args...))
+	return code, out.String(), errb.String()
+}
+
+func TestPolicyTestCommand(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		want     string
+	}{
+		{"default bundle passes", []string{"test", "../../policies/default"}, 0, "ok: "},
+		{"rego tests pass", []string{"test", "-v", "../../policy/regoeval/testdata/good"}, 0, "PASS  shield/decision_test.rego:5: rego shield_test.test_metadata_denied"},
+		{"failures exit 1 with file:line", []string{"test", "../../policy/policytest/testdata/bad"}, 1, "FAIL  shield/p_test.rego:10: rego shield_test.test_exec_denied"},
+		{"lint errors exit 1", []string{"lint", "../../policy/policytest/testdata/bad"}, 1, `error: rules/r.yaml:11: rule "exec.typo-class": unknown action class "exce"`},
+		{"lint of the default bundle", []string{"lint", "../../policies/default"}, 0, "0 errors"},
+		{"missing bundle argument", []string{"test"}, 2, ""},
+		{"unknown subcommand", []string{"frobnicate"}, 2, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := runPolicyCmd(t, tc.args...)
+			if code != tc.wantCode {
+				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.wantCode, out, errOut)
+			}
+			if !strings.Contains(out, tc.want) {
+				t.Errorf("stdout lacks %q:\n%s", tc.want, out)
+			}
+		})
+	}
+}
+
+func TestPolicySignRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	bundleDir := filepath.Join(dir, "b")
+	os.MkdirAll(bundleDir, 0o755)
+	os.WriteFile(filepath.Join(bundleDir, ".manifest"), []byte(`{"revision": "s1"}`), 0o644)
+	prefix := filepath.Join(dir, "k")
+	if code, out, errOut := runPolicyCmd(t, "keygen", "--out", prefix); code != 0 {
+		t.Fatalf("keygen exit %d: %s %s", code, out, errOut)
+	}
+	if st, err := os.Stat(prefix + ".key"); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("private key mode: %v, %v", st, err)
+	}
+	if code, out, errOut := runPolicyCmd(t, "sign", "--key", prefix+".key", bundleDir); code != 0 {
+		t.Fatalf("sign exit %d: %s %s", code, out, errOut)
+	}
+	pubText, _ := os.ReadFile(prefix + ".pub")
+	pub, err := policy.ParsePublicKey(pubText)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := policy.Load(bundleDir, policy.LoadOptions{PublicKey: pub})
+	if err != nil || !b.Signed {
+		t.Fatalf("Load signed bundle: %v", err)
+	}
+	code, out, _ := runPolicyCmd(t, "digest", bundleDir)
+	if code != 0 || !strings.Contains(out, "digest "+b.Digest) || !strings.Contains(out, "revision s1") {
+		t.Errorf("digest exit %d:\n%s", code, out)
+	}
+	// Changing the bundle invalidates the signature.
+	os.WriteFile(filepath.Join(bundleDir, "x.rego"), []byte("package shield\n"), 0o644)
+	if _, err := policy.Load(bundleDir, policy.LoadOptions{PublicKey: pub}); err == nil {
+		t.Fatal("Load of a changed signed bundle succeeded")
+	}
+}

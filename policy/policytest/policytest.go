@@ -1,0 +1,225 @@
+// Package policytest runs a bundle's own tests: the examples of every CEL rule and every Rego
+// test (*_test.rego, with OPA's tester), and lints a bundle (compile problems, rules without
+// examples, duplicate ids, unknown action classes). It backs `shield policy test` and
+// `shield policy lint`, and the reload path uses Run to reject a bundle whose tests fail.
+//
+// policytest imports policy, policy/celrules, policy/regoeval and shield/normalize; cmd and the
+// bundle activation import it.
+package policytest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/storage/inmem"
+	"github.com/open-policy-agent/opa/v1/tester"
+
+	"github.com/shieldsec/shield/policy"
+	"github.com/shieldsec/shield/policy/celrules"
+	"github.com/shieldsec/shield/policy/regoeval"
+)
+
+// Case is one test: a CEL rule example or a Rego test rule.
+type Case struct {
+	Kind string // "cel" or "rego"
+	Name string // "<rule id> match[0]" or "<package>.<test name>"
+	File string
+	Line int
+	Pass bool
+	Skip bool   // Rego todo_ tests
+	Msg  string // why it failed
+}
+
+// Report is the outcome of Run.
+type Report struct {
+	Revision string
+	Digest   string
+	// Problems are compile problems; the tests of a tier with problems are not run.
+	Problems policy.Problems
+	Cases    []Case
+}
+
+// OK reports whether the bundle compiled and every test passed.
+func (r *Report) OK() bool {
+	if len(r.Problems) > 0 {
+		return false
+	}
+	for _, c := range r.Cases {
+		if !c.Pass && !c.Skip {
+			return false
+		}
+	}
+	return true
+}
+
+// Err returns nil when OK, else the problems and the failed tests as policy.Problems.
+func (r *Report) Err() error {
+	ps := append(policy.Problems(nil), r.Problems...)
+	for _, c := range r.Cases {
+		if !c.Pass && !c.Skip {
+			ps = append(ps, policy.Problem{File: c.File, Line: c.Line, Msg: fmt.Sprintf("%s test %s failed: %s", c.Kind, c.Name, c.Msg)})
+		}
+	}
+	return ps.Err()
+}
+
+// Counts returns the number of passed, failed and skipped tests.
+func (r *Report) Counts() (pass, fail, skip int) {
+	for _, c := range r.Cases {
+		switch {
+		case c.Skip:
+			skip++
+		case c.Pass:
+			pass++
+		default:
+			fail++
+		}
+	}
+	return
+}
+
+// Write prints the report: failures with file:line first, then a summary line. verbose also
+// lists passing tests.
+func (r *Report) Write(w io.Writer, verbose bool) {
+	for _, p := range r.Problems {
+		fmt.Fprintf(w, "ERROR %s\n", p)
+	}
+	for _, c := range r.Cases {
+		loc := c.File
+		if c.Line > 0 {
+			loc = fmt.Sprintf("%s:%d", c.File, c.Line)
+		}
+		switch {
+		case c.Skip:
+			if verbose {
+				fmt.Fprintf(w, "SKIP  %s: %s %s\n", loc, c.Kind, c.Name)
+			}
+		case c.Pass:
+			if verbose {
+				fmt.Fprintf(w, "PASS  %s: %s %s\n", loc, c.Kind, c.Name)
+			}
+		default:
+			fmt.Fprintf(w, "FAIL  %s: %s %s: %s\n", loc, c.Kind, c.Name, c.Msg)
+		}
+	}
+	pass, fail, skip := r.Counts()
+	status := "ok"
+	if !r.OK() {
+		status = "FAIL"
+	}
+	fmt.Fprintf(w, "%s: %d passed, %d failed, %d skipped, %d compile problems (revision %s, %s)\n",
+		status, pass, fail, skip, len(r.Problems), r.Revision, r.Digest)
+}
+
+// Options configure Run. The zero value is valid.
+type Options struct {
+	// Timeout bounds each Rego test; 0 means 10 s.
+	Timeout time.Duration
+}
+
+// Run compiles the bundle's CEL rules and Rego modules and runs every CEL example (with norm)
+// and every Rego test.
+func Run(ctx context.Context, b *policy.Bundle, norm celrules.NormFunc, opt Options) *Report {
+	rep := &Report{Revision: b.Revision, Digest: b.Digest}
+	cr := celrules.Check(b, norm, celrules.Options{})
+	rep.Problems = append(rep.Problems, cr.Problems...)
+	for _, x := range cr.Examples {
+		rep.Cases = append(rep.Cases, Case{Kind: "cel", Name: fmt.Sprintf("%s %s[%d]", x.Rule, x.Kind, x.Index),
+			File: x.File, Line: x.Line, Pass: x.Pass, Msg: x.Msg})
+	}
+	cases, probs := runRego(ctx, b, opt)
+	rep.Problems = append(rep.Problems, probs...)
+	rep.Cases = append(rep.Cases, cases...)
+	rep.Problems.Sort()
+	return rep
+}
+
+func runRego(ctx context.Context, b *policy.Bundle, opt Options) ([]Case, policy.Problems) {
+	p, err := regoeval.Parse(b)
+	if err != nil {
+		return nil, policy.AsProblems(err)
+	}
+	// The serving compile (test modules excluded) must succeed on its own.
+	if _, err := p.Prepare(); err != nil {
+		return nil, policy.AsProblems(err)
+	}
+	hasTests := false
+	for f := range p.Modules {
+		if regoeval.IsTestFile(f) {
+			hasTests = true
+		}
+	}
+	if !hasTests {
+		return nil, nil
+	}
+	timeout := opt.Timeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	store := inmem.NewFromObjectWithOpts(p.Data, inmem.OptRoundTripOnWrite(false))
+	compiler := ast.NewCompiler().
+		WithCapabilities(p.Capabilities).
+		WithEnablePrintStatements(true).
+		WithDefaultRegoVersion(p.RegoVersion)
+	runner := tester.NewRunner().
+		SetCompiler(compiler).
+		SetStore(store).
+		SetDefaultRegoVersion(p.RegoVersion).
+		CapturePrintOutput(true).
+		SetTimeout(timeout)
+	ch, err := runner.Run(ctx, p.Modules)
+	if err != nil {
+		return nil, policy.AsProblems(fmt.Errorf("run rego tests: %w", regoProblems(err)))
+	}
+	var cases []Case
+	for r := range ch {
+		c := Case{Kind: "rego", Name: strings.TrimPrefix(r.Package, "data.") + "." + r.Name, Skip: r.Skip}
+		if r.Location != nil {
+			c.File, c.Line = r.Location.File, r.Location.Row
+		}
+		switch {
+		case r.Skip:
+		case r.Error != nil:
+			c.Msg = r.Error.Error()
+		case r.Fail:
+			c.Msg = "test rule is false or undefined"
+			if len(r.Output) > 0 {
+				c.Msg += "; output: " + strings.TrimSpace(string(r.Output))
+			}
+		default:
+			c.Pass = true
+		}
+		cases = append(cases, c)
+	}
+	sort.SliceStable(cases, func(i, j int) bool {
+		if cases[i].File != cases[j].File {
+			return cases[i].File < cases[j].File
+		}
+		return cases[i].Line < cases[j].Line
+	})
+	return cases, nil
+}
+
+// regoProblems turns a compile error of the test run into problems with file:line.
+func regoProblems(err error) error {
+	var errs ast.Errors
+	if e, ok := err.(ast.Errors); ok {
+		errs = e
+	} else {
+		return err
+	}
+	var ps policy.Problems
+	for _, e := range errs {
+		p := policy.Problem{Msg: e.Code + ": " + e.Message}
+		if e.Location != nil {
+			p.File, p.Line, p.Col = e.Location.File, e.Location.Row, e.Location.Col
+		}
+		ps = append(ps, p)
+	}
+	return ps.Err()
+}

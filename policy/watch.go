@@ -1,0 +1,222 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// WatchOptions configure a Watcher. The zero value (with Accept set) watches with fsnotify,
+// polls the digest every DefaultPoll as a backstop, and debounces bursts of changes.
+type WatchOptions struct {
+	// Load bounds and checks every load (public key included).
+	Load LoadOptions
+	// Accept is handed every loaded bundle whose digest differs from the current one. It
+	// compiles the bundle, runs its tests and swaps it in; an error keeps the old bundle, is
+	// logged and counted. Required.
+	Accept func(*Bundle) error
+	// Poll is the interval of the digest poll that backs up file notifications (which miss
+	// changes on some file systems and bind mounts); 0 means DefaultPoll, negative disables it.
+	Poll time.Duration
+	// Debounce is how long a burst of file events is let settle before a reload; 0 means
+	// DefaultDebounce.
+	Debounce time.Duration
+	// Logger receives reload outcomes; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Watcher defaults.
+const (
+	DefaultPoll     = 10 * time.Second
+	DefaultDebounce = 250 * time.Millisecond
+)
+
+// WatchStats count reloads. Failures are loads that failed or bundles Accept rejected.
+type WatchStats struct {
+	Reloads   uint64 // bundles accepted
+	Failures  uint64 // loads or Accepts that failed
+	Unchanged uint64 // reloads that found the same digest
+	LastError string
+	LastAt    time.Time
+	Revision  string // of the current bundle
+	Digest    string
+}
+
+// Watcher reloads a bundle from a path (directory or archive) when Reload is called (on
+// SIGHUP) and when its files change. It hands a new bundle to Accept only when its digest
+// differs from the current one; the current bundle is the last one Accept took.
+//
+// Lifecycle: NewWatcher, then Run in a goroutine until its context ends; Reload and Stats may
+// be called at any time from any goroutine.
+type Watcher struct {
+	path string
+	opt  WatchOptions
+	log  *slog.Logger
+
+	reloadMu sync.Mutex // serialises reloads
+	mu       sync.Mutex // guards stats
+	stats    WatchStats
+}
+
+// NewWatcher watches path; current is the bundle already serving (nil when none).
+func NewWatcher(path string, current *Bundle, opt WatchOptions) (*Watcher, error) {
+	if opt.Accept == nil {
+		return nil, errors.New("new policy watcher: Accept is required")
+	}
+	if opt.Poll == 0 {
+		opt.Poll = DefaultPoll
+	}
+	if opt.Debounce <= 0 {
+		opt.Debounce = DefaultDebounce
+	}
+	w := &Watcher{path: path, opt: opt, log: opt.Logger}
+	if w.log == nil {
+		w.log = slog.Default()
+	}
+	if current != nil {
+		w.stats.Revision, w.stats.Digest = current.Revision, current.Digest
+	}
+	return w, nil
+}
+
+// Stats returns a snapshot of the counters.
+func (w *Watcher) Stats() WatchStats {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.stats
+}
+
+// Reload loads the bundle now and hands it to Accept if it changed. It returns the load or
+// Accept error (also counted and logged), or nil when the bundle was accepted or unchanged.
+func (w *Watcher) Reload(reason string) error {
+	w.reloadMu.Lock()
+	defer w.reloadMu.Unlock()
+	b, err := Load(w.path, w.opt.Load)
+	if err == nil {
+		w.mu.Lock()
+		same := b.Digest == w.stats.Digest
+		if same {
+			w.stats.Unchanged++
+		}
+		w.mu.Unlock()
+		if same {
+			return nil
+		}
+		err = w.opt.Accept(b)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.stats.LastAt = time.Now()
+	if err != nil {
+		w.stats.Failures++
+		w.stats.LastError = err.Error()
+		w.log.Error("policy reload rejected; the previous bundle keeps serving", "path", w.path, "reason", reason, "error", err)
+		return fmt.Errorf("reload policy %s: %w", w.path, err)
+	}
+	w.stats.Reloads++
+	w.stats.LastError = ""
+	w.stats.Revision, w.stats.Digest = b.Revision, b.Digest
+	w.log.Info("policy reloaded", "path", w.path, "reason", reason, "revision", b.Revision, "digest", b.Digest)
+	return nil
+}
+
+// Run watches until ctx ends. If file notifications cannot be set up it logs why and relies
+// on polling alone (and returns an error if polling is disabled too).
+func (w *Watcher) Run(ctx context.Context) error {
+	fw, err := w.notifier()
+	if err != nil {
+		if w.opt.Poll < 0 {
+			return fmt.Errorf("watch policy %s: %w", w.path, err)
+		}
+		w.log.Warn("policy file notifications unavailable; polling only", "path", w.path, "error", err)
+	}
+	var events <-chan fsnotify.Event
+	var errs <-chan error
+	if fw != nil {
+		defer fw.Close()
+		events, errs = fw.Events, fw.Errors
+	}
+	var poll <-chan time.Time
+	if w.opt.Poll > 0 {
+		t := time.NewTicker(w.opt.Poll)
+		defer t.Stop()
+		poll = t.C
+	}
+	debounce := time.NewTimer(time.Hour)
+	debounce.Stop()
+	defer debounce.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-events:
+			if !ok {
+				events = nil
+				continue
+			}
+			if ev.Has(fsnotify.Create) {
+				// Watch directories created inside a watched bundle directory.
+				if st, err := os.Lstat(ev.Name); err == nil && st.IsDir() {
+					_ = addTree(fw, ev.Name)
+				}
+			}
+			debounce.Reset(w.opt.Debounce)
+		case err, ok := <-errs:
+			if !ok {
+				errs = nil
+				continue
+			}
+			w.log.Warn("policy file notifications", "path", w.path, "error", err)
+		case <-debounce.C:
+			_ = w.Reload("file change")
+		case <-poll:
+			_ = w.Reload("poll")
+		}
+	}
+}
+
+// notifier sets up fsnotify on the bundle: every directory of a bundle directory, or the
+// directory holding an archive (editors and deploy tools replace files by renaming).
+func (w *Watcher) notifier() (*fsnotify.Watcher, error) {
+	st, err := os.Stat(w.path)
+	if err != nil {
+		return nil, err
+	}
+	fw, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, err
+	}
+	if st.IsDir() {
+		err = addTree(fw, w.path)
+	} else {
+		err = fw.Add(filepath.Dir(w.path))
+	}
+	if err != nil {
+		fw.Close()
+		return nil, err
+	}
+	return fw, nil
+}
+
+func addTree(fw *fsnotify.Watcher, root string) error {
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if d.Name() == ".git" {
+				return filepath.SkipDir
+			}
+			return fw.Add(p)
+		}
+		return nil
+	})
+}

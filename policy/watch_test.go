@@ -1,0 +1,106 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// acceptor records the bundles a Watcher hands over and rejects those whose p.rego says "bad".
+type acceptor struct {
+	mu  sync.Mutex
+	got []*Bundle
+	ch  chan struct{}
+}
+
+func (a *acceptor) accept(b *Bundle) error {
+	defer func() { a.ch <- struct{}{} }()
+	if strings.Contains(string(b.Files["p.rego"]), "bad") {
+		return errors.New("does not compile")
+	}
+	a.mu.Lock()
+	a.got = append(a.got, b)
+	a.mu.Unlock()
+	return nil
+}
+
+func TestWatcherReload(t *testing.T) {
+	dir := writeDir(t, map[string]string{".manifest": manifest, "p.rego": "package shield\n"})
+	first, err := Load(dir, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &acceptor{ch: make(chan struct{}, 10)}
+	w, err := NewWatcher(dir, first, WatchOptions{Accept: a.accept, Poll: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Reload("sighup"); err != nil {
+		t.Fatalf("Reload unchanged: %v", err)
+	}
+	if s := w.Stats(); s.Unchanged != 1 || s.Reloads != 0 {
+		t.Errorf("stats after an unchanged reload = %+v", s)
+	}
+	os.WriteFile(filepath.Join(dir, "p.rego"), []byte("package shield\nbad\n"), 0o644)
+	if err := w.Reload("sighup"); err == nil {
+		t.Fatal("Reload of a rejected bundle succeeded")
+	}
+	s := w.Stats()
+	if s.Failures != 1 || s.Digest != first.Digest || !strings.Contains(s.LastError, "does not compile") {
+		t.Errorf("stats after a rejected reload = %+v", s)
+	}
+	os.WriteFile(filepath.Join(dir, "p.rego"), []byte("package shield\nx := 1\n"), 0o644)
+	if err := w.Reload("sighup"); err != nil {
+		t.Fatalf("Reload: %v", err)
+	}
+	s = w.Stats()
+	if s.Reloads != 1 || s.Digest == first.Digest || s.LastError != "" {
+		t.Errorf("stats after a good reload = %+v", s)
+	}
+	os.WriteFile(filepath.Join(dir, ".manifest"), []byte("{"), 0o644)
+	if err := w.Reload("sighup"); err == nil || w.Stats().Failures != 2 {
+		t.Errorf("Reload of an unloadable bundle = %v, stats %+v", err, w.Stats())
+	}
+}
+
+func TestWatcherFileChange(t *testing.T) {
+	dir := writeDir(t, map[string]string{".manifest": manifest, "p.rego": "package shield\n"})
+	first, err := Load(dir, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &acceptor{ch: make(chan struct{}, 10)}
+	w, err := NewWatcher(dir, first, WatchOptions{Accept: a.accept, Poll: -1, Debounce: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	// Run sets up notifications asynchronously: keep changing the file until a reload lands.
+	deadline := time.After(10 * time.Second)
+	for i := 0; ; i++ {
+		os.WriteFile(filepath.Join(dir, "p.rego"), []byte("package shield\nx := "+string(rune('0'+i%10))+"\n"), 0o644)
+		select {
+		case <-a.ch:
+			if s := w.Stats(); s.Reloads < 1 || s.Digest == first.Digest {
+				t.Fatalf("stats after a file change = %+v", s)
+			}
+			return
+		case <-time.After(100 * time.Millisecond):
+		case <-deadline:
+			t.Fatal("no reload after file changes")
+		}
+	}
+}
