@@ -387,6 +387,12 @@ func (s *state) addConnect(host, port string) {
 // lookupKey returns the values at a dotted key path; "*" walks every element of an array or value
 // of an object.
 func lookupKey(args map[string]any, key string) []any {
+	if !strings.Contains(key, ".") {
+		if v, ok := args[key]; ok && v != nil {
+			return []any{v}
+		}
+		return nil
+	}
 	parts := strings.Split(key, ".")
 	cur := []any{args}
 	for _, p := range parts {

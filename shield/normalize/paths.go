@@ -75,8 +75,25 @@ var pathKeys = set("path", "paths", "file", "files", "filename", "filenames", "f
 	"destination", "dest", "dst", "dir", "directory", "folder", "cwd", "workdir", "workingdirectory", "root", "from", "to",
 	"output", "input", "location", "notebookpath", "localfilepath", "remotefilepath", "dofilepath", "logfile")
 
+// foldKey lower-cases a key and drops '_' and '-'.
+func foldKey(k string) string {
+	var b strings.Builder
+	b.Grow(len(k))
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		switch {
+		case c == '_' || c == '-':
+		case c >= 'A' && c <= 'Z':
+			b.WriteByte(c + 'a' - 'A')
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
 func isPathKey(k string) bool {
-	k = strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(k))
+	k = foldKey(k)
 	if pathKeys[k] {
 		return true
 	}
@@ -105,7 +122,7 @@ var urlKeys = set("url", "uri", "urls", "endpoint", "href", "link", "webhook", "
 	"redirect", "redirecturl", "redirecturi", "baseurl", "host", "hostname", "address", "server", "remote", "remoteurl", "target_url", "targeturl")
 
 func isURLKey(k string) bool {
-	k = strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(k))
+	k = foldKey(k)
 	return urlKeys[k] || strings.HasSuffix(k, "url") || strings.HasSuffix(k, "uri")
 }
 

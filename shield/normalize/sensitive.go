@@ -67,53 +67,124 @@ var sensitiveTable = []struct {
 	{"audit_log", []string{"/var/log/auth.log", "/var/log/secure", "/var/log/audit/**", "/var/log/wtmp", "/var/log/btmp", "/var/log/lastlog", "/var/run/utmp"}},
 }
 
-type sensitiveRow struct {
-	kind string
-	g    *glob.Pattern
+// sensitiveMatcher classifies paths with the table. Patterns are compiled one by one (braces
+// expanded) and indexed by their rightmost literal path element, so a path only runs the few
+// patterns that could match it: its own elements are looked up in the index.
+type sensitiveMatcher struct {
+	byElem    map[string][]compiledPattern // rightmost literal element → patterns
+	unindexed []compiledPattern            // patterns without a literal element, prefiltered by needle
 }
 
-type sensitiveMatcher struct {
-	rows []sensitiveRow
+type compiledPattern struct {
+	row    int // index in sensitiveTable: the lowest matching row wins
+	kind   string
+	needle string // a literal substring every match contains
+	g      *glob.Pattern
 }
 
 // newSensitiveMatcher compiles the table for a home directory. It panics on a bad pattern: the table
 // is a constant of this package and its tests compile it.
 func newSensitiveMatcher(home string) *sensitiveMatcher {
-	m := &sensitiveMatcher{}
+	m := &sensitiveMatcher{byElem: map[string][]compiledPattern{}}
 	home = strings.TrimSuffix(home, "/")
-	for _, row := range sensitiveTable {
-		var pats []string
-		for _, p := range row.Patterns {
-			switch {
-			case strings.HasPrefix(p, "~/"):
-				if home != "" {
-					pats = append(pats, quoteGlob(home)+p[1:])
+	for row, r := range sensitiveTable {
+		for _, p := range r.Patterns {
+			if strings.HasPrefix(p, "~/") {
+				if home == "" {
+					continue
 				}
-			case strings.HasPrefix(p, "**/"):
-				pats = append(pats, p)
-			default:
-				pats = append(pats, p)
+				p = glob.QuoteMeta(home) + p[1:]
+			}
+			for _, x := range expandBraces(p) {
+				cp := compiledPattern{row: row, kind: r.Kind, needle: longestLiteral(x), g: glob.MustCompile(x, '/')}
+				if e := rightmostLiteralElem(x); e != "" {
+					m.byElem[e] = append(m.byElem[e], cp)
+				} else {
+					m.unindexed = append(m.unindexed, cp)
+				}
 			}
 		}
-		g := glob.MustCompile("{"+strings.Join(pats, ",")+"}", '/')
-		m.rows = append(m.rows, sensitiveRow{kind: row.Kind, g: g})
 	}
 	return m
 }
-
-func quoteGlob(s string) string { return glob.QuoteMeta(s) }
 
 // classify returns the sensitive kind of a cleaned absolute path, or "".
 func (m *sensitiveMatcher) classify(clean string) string {
 	if isEnvExample(clean) {
 		return ""
 	}
-	for _, r := range m.rows {
-		if r.g.Match(clean) {
-			return r.kind
+	best := len(sensitiveTable)
+	kind := ""
+	try := func(cp compiledPattern) {
+		if cp.row < best && strings.Contains(clean, cp.needle) && cp.g.Match(clean) {
+			best, kind = cp.row, cp.kind
+		}
+	}
+	rest := clean
+	for rest != "" {
+		var e string
+		if i := strings.IndexByte(rest, '/'); i >= 0 {
+			e, rest = rest[:i], rest[i+1:]
+		} else {
+			e, rest = rest, ""
+		}
+		if e == "" {
+			continue
+		}
+		for _, cp := range m.byElem[e] {
+			try(cp)
+		}
+	}
+	for _, cp := range m.unindexed {
+		try(cp)
+	}
+	return kind
+}
+
+// expandBraces expands {a,b} groups (not nested) into separate patterns.
+func expandBraces(p string) []string {
+	i := strings.IndexByte(p, '{')
+	if i < 0 {
+		return []string{p}
+	}
+	j := strings.IndexByte(p[i:], '}')
+	if j < 0 {
+		return []string{p}
+	}
+	j += i
+	var out []string
+	for _, alt := range strings.Split(p[i+1:j], ",") {
+		out = append(out, expandBraces(p[:i]+alt+p[j+1:])...)
+	}
+	return out
+}
+
+func isLiteral(s string) bool { return !strings.ContainsAny(s, `*?[]{}\`) }
+
+func rightmostLiteralElem(p string) string {
+	elems := strings.Split(p, "/")
+	for i := len(elems) - 1; i >= 0; i-- {
+		if elems[i] != "" && isLiteral(elems[i]) {
+			return elems[i]
 		}
 	}
 	return ""
+}
+
+func longestLiteral(p string) string {
+	best, cur := "", ""
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if strings.IndexByte(`*?[]{}\`, c) >= 0 {
+			cur = ""
+			continue
+		}
+		cur += string(c)
+		if len(cur) > len(best) {
+			best = cur
+		}
+	}
+	return best
 }
 
 func isEnvExample(p string) bool {
