@@ -154,19 +154,28 @@ func loadSeccomp(p Profile) (hash string, err error) {
 }
 
 // exportBPF returns the filter's BPF program. libseccomp before 2.6 can only write it to a
-// descriptor, so it goes through a memfd.
+// descriptor, so it goes through a pipe (not a memfd, which the filter itself refuses: a nested
+// sandbox must still be able to build one).
 func exportBPF(f *seccomp.ScmpFilter) ([]byte, error) {
-	fd, err := unix.MemfdCreate("shield-seccomp-bpf", unix.MFD_CLOEXEC)
+	r, w, err := os.Pipe()
 	if err != nil {
-		return nil, fmt.Errorf("memfd: %w", err)
+		return nil, fmt.Errorf("pipe: %w", err)
 	}
-	file := os.NewFile(uintptr(fd), "seccomp-bpf")
-	defer file.Close()
-	if err := f.ExportBPF(file); err != nil {
+	type result struct {
+		b   []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		b, err := io.ReadAll(r)
+		r.Close()
+		done <- result{b, err}
+	}()
+	err = f.ExportBPF(w)
+	w.Close()
+	res := <-done
+	if err != nil {
 		return nil, err
 	}
-	if _, err := file.Seek(0, io.SeekStart); err != nil {
-		return nil, err
-	}
-	return io.ReadAll(file)
+	return res.b, res.err
 }

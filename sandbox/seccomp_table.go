@@ -95,6 +95,8 @@ func buildTable() []syscallRule {
 			why: "io_uring performs I/O outside the syscalls seccomp sees"},
 		{names: []string{"personality"},
 			why: "execution domains change how the kernel interprets later syscalls"},
+		{names: []string{"memfd_create", "memfd_secret"},
+			why: "Landlock does not restrict files of internal filesystems: a memfd could be executed whatever the exec paths say"},
 		{names: []string{"open_by_handle_at", "uselib"},
 			why: "opening files without a path walk"},
 		{names: []string{"reboot", "swapon", "swapoff", "syslog", "acct", "quotactl", "iopl", "ioperm",

@@ -25,11 +25,11 @@ const (
 // victimCtx is what the test prepares for a victim: paths and listeners it may or may not reach.
 type victimCtx struct {
 	Confined bool   `json:"confined"`
-	Outside  string `json:"outside"` // a directory no profile grants, holding "secret"
-	RO       string `json:"ro"`      // a directory with "file", granted read-only where a victim says
-	RW       string `json:"rw"`      // a directory granted read-write where a victim says
-	TCP      string `json:"tcp"`     // a TCP listener
-	UDP      string `json:"udp"`     // a UDP socket
+	Outside  string `json:"outside"`  // a directory no profile grants, holding "secret"
+	RO       string `json:"ro"`       // a directory with "file", granted read-only where a victim says
+	RW       string `json:"rw"`       // a directory granted read-write where a victim says
+	TCP      string `json:"tcp"`      // a TCP listener
+	UDP      string `json:"udp"`      // a UDP socket
 	Abstract string `json:"abstract"` // an abstract unix socket name ("@...")
 }
 
@@ -159,6 +159,10 @@ var victims = []victim{
 			return unix.Connect(fd, &unix.SockaddrUnix{Name: c.Abstract})
 		}},
 
+	// Sandboxes nest: a confined process can confine itself further (Landlock and seccomp stack).
+	{name: "apply again inside the sandbox", profile: zeroProfile, wantConfined: "ok",
+		op: func(victimCtx) error { _, err := Apply(Profile{}); return err }},
+
 	// Processes.
 	{name: "execve", profile: zeroProfile, wantConfined: "EPERM", wantControl: "replaced",
 		op: func(victimCtx) error {
@@ -185,6 +189,30 @@ var victims = []victim{
 			return p
 		},
 		op: func(victimCtx) error { return unwrapExit(startChild("/bin/echo")) }},
+	// Landlock does not restrict files of internal filesystems, so a memfd could be executed
+	// whatever the Exec paths say: seccomp refuses memfd_create.
+	{name: "fileless exec through a memfd when spawning is allowed", wantConfined: "EPERM", wantControl: "replaced",
+		profile: func(victimCtx) Profile {
+			p, err := Profile{Spawn: true}.WithProgram("/bin/true")
+			if err != nil {
+				panic(err)
+			}
+			return p
+		},
+		op: func(victimCtx) error {
+			bin, err := os.ReadFile("/bin/true")
+			if err != nil {
+				return err
+			}
+			fd, err := unix.MemfdCreate("victim", 0)
+			if err != nil {
+				return err
+			}
+			if _, err := unix.Write(fd, bin); err != nil {
+				return err
+			}
+			return execveat(fd, []string{"true"}, []string{})
+		}},
 	{name: "clone3", profile: zeroProfile, wantConfined: "ENOSYS", wantControl: "EINVAL",
 		op: func(victimCtx) error {
 			_, _, errno := unix.RawSyscall(unix.SYS_CLONE3, 0, 0, 0)
