@@ -378,4 +378,3 @@ func (a *appliance) watchPolicy(ctx context.Context) (stop func()) {
 	}()
 	return cancel
 }
-

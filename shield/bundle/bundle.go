@@ -34,14 +34,27 @@ type Options struct {
 	NoBaseCatalog bool
 }
 
+// The reference workspace and home directory of rule examples.
+const (
+	ExampleWorkspace = "/home/user/project"
+	ExampleHome      = "/home/user"
+)
+
 // Activate turns a loaded bundle into a policy ready to serve.
 func Activate(b *policy.Bundle, opt Options) (*shield.Policy, error) {
 	norm, err := Normalizer(b, opt)
 	if err != nil {
 		return nil, err
 	}
+	// Rule examples run against a fixed reference workspace, so a bundle's own tests mean the
+	// same thing on every host whatever workspace the service is configured with.
+	exNorm, err := Normalizer(b, Options{Workspace: ExampleWorkspace, Home: ExampleHome,
+		BaseCatalog: opt.BaseCatalog, NoBaseCatalog: opt.NoBaseCatalog})
+	if err != nil {
+		return nil, err
+	}
 	var errs []error
-	cel, err := celrules.Compile(b, norm.Normalize)
+	cel, err := celrules.Compile(b, exNorm.Normalize)
 	if err != nil {
 		errs = append(errs, err)
 	}
