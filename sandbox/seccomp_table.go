@@ -78,6 +78,13 @@ func buildTable() []syscallRule {
 	t := []syscallRule{
 		{names: []string{"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "process_madvise", "kcmp"},
 			why: "reading, writing or stealing from other processes"},
+		// Landlock scopes ptrace and signals to the sandbox, not these: a process of the same user
+		// could otherwise starve or slow the engine.
+		{names: []string{"prlimit64", "sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr"},
+			all: []argCmp{{arg: 0, op: notEq, value: 0}},
+			why: "changing another process's (or thread's) resource limits or scheduling; only pid 0, the caller, may be named"},
+		{names: []string{"setpriority", "ioprio_set"}, all: []argCmp{{arg: 1, op: notEq, value: 0}},
+			why: "changing another process's priority; only who=0, the caller, may be named"},
 		{names: []string{"mount", "umount2", "pivot_root", "chroot",
 			"fsopen", "fsconfig", "fsmount", "fspick", "move_mount", "open_tree", "mount_setattr"},
 			why: "changing the mount table (the new mount API too), which would reshape what Landlock sees"},

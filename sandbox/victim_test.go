@@ -240,6 +240,20 @@ var victims = []victim{
 			return err
 		}},
 	{name: "ptrace attach", profile: zeroProfile, wantConfined: "EPERM", op: ptraceVictim},
+	{name: "prlimit on another process", profile: zeroProfile, wantConfined: "EPERM",
+		op: func(victimCtx) error {
+			var old unix.Rlimit
+			return unix.Prlimit(os.Getppid(), unix.RLIMIT_CORE, nil, &old)
+		}},
+	{name: "setpriority of another process", profile: zeroProfile, wantConfined: "EPERM", root: true,
+		op: func(victimCtx) error {
+			prio, err := unix.Getpriority(unix.PRIO_PROCESS, os.Getppid())
+			if err != nil {
+				return err
+			}
+			// The raw syscall returns 20-nice; set it back to what it is.
+			return unix.Setpriority(unix.PRIO_PROCESS, os.Getppid(), 20-prio)
+		}},
 	{name: "mount", profile: zeroProfile, wantConfined: "EPERM", root: true,
 		op: func(c victimCtx) error { _, err := probeMountTmpfs(ProbeSpec{MountDir: c.RW}); return err }},
 	{name: "fsopen (new mount API)", profile: zeroProfile, wantConfined: "EPERM", root: true,
