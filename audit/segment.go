@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -44,7 +45,11 @@ type segmentInfo struct {
 
 // listSegments returns the segment files of dir in sequence order.
 func listSegments(dir string) ([]segmentInfo, error) {
-	ents, err := os.ReadDir(dir)
+	return listSegmentsFS(os.DirFS(dir), ".")
+}
+
+func listSegmentsFS(fsys fs.FS, dir string) ([]segmentInfo, error) {
+	ents, err := fs.ReadDir(fsys, dir)
 	if err != nil {
 		return nil, fmt.Errorf("read audit dir: %w", err)
 	}

@@ -7,8 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
-	"path/filepath"
 )
 
 // Report summarises a verified log.
@@ -34,15 +34,20 @@ type Report struct {
 // latest checkpoint file covers. It returns a *VerifyError naming the first bad sequence number
 // when the log is not intact.
 func Verify(dir string, pubkeys ...string) (*Report, error) {
+	return VerifyFS(os.DirFS(dir), pubkeys...)
+}
+
+// VerifyFS is Verify over a file system holding the log files at its root.
+func VerifyFS(fsys fs.FS, pubkeys ...string) (*Report, error) {
 	if len(pubkeys) == 0 {
 		return nil, errors.New("verify: no public key given")
 	}
-	infos, err := listSegments(dir)
+	infos, err := listSegmentsFS(fsys, ".")
 	if err != nil {
 		return nil, err
 	}
 	if len(infos) == 0 {
-		return nil, fmt.Errorf("verify: no %s files in %s", segmentExt, dir)
+		return nil, fmt.Errorf("verify: no %s files", segmentExt)
 	}
 	rep := &Report{Segments: len(infos)}
 	var (
@@ -63,7 +68,7 @@ func Verify(dir string, pubkeys ...string) (*Report, error) {
 			}
 			return nil, bad(in.first, "segment starts at seq %d, which an earlier segment already holds", in.first)
 		}
-		data, err := os.ReadFile(filepath.Join(dir, in.name))
+		data, err := fs.ReadFile(fsys, in.name)
 		if err != nil {
 			return nil, fmt.Errorf("verify: %w", err)
 		}
@@ -105,9 +110,9 @@ func Verify(dir string, pubkeys ...string) (*Report, error) {
 
 	// The checkpoint file is the newest checkpoint the writer completed; the log must still hold
 	// its checkpoint record (the log may not end before it).
-	signed, err := os.ReadFile(filepath.Join(dir, CheckpointFile))
+	signed, err := fs.ReadFile(fsys, CheckpointFile)
 	switch {
-	case errors.Is(err, os.ErrNotExist):
+	case errors.Is(err, fs.ErrNotExist):
 		if rep.Checkpoints > 0 {
 			return nil, &VerifyError{Seq: next, File: CheckpointFile, Reason: "checkpoint file is missing while the log holds checkpoints; truncation cannot be ruled out"}
 		}

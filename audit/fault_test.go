@@ -1,0 +1,142 @@
+package audit
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+)
+
+// fullDisk accepts limit bytes in total, then writes part of a buffer and fails with ENOSPC,
+// like a filesystem running out of space mid-write.
+type fullDisk struct {
+	f     segmentFile
+	limit int
+}
+
+func (d *fullDisk) Write(p []byte) (int, error) {
+	if len(p) <= d.limit {
+		d.limit -= len(p)
+		return d.f.Write(p)
+	}
+	n, _ := d.f.Write(p[:d.limit])
+	d.limit = 0
+	return n, &os.PathError{Op: "write", Path: "segment", Err: syscall.ENOSPC}
+}
+func (d *fullDisk) Sync() error  { return d.f.Sync() }
+func (d *fullDisk) Close() error { return d.f.Close() }
+
+func TestDiskFull(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.wrap = func(f segmentFile) segmentFile { return &fullDisk{f: f, limit: 3000} }
+	l := mustOpen(t, cfg)
+	var acked []Position
+	var failErr error
+	for i := 0; i < 100 && failErr == nil; i++ {
+		p, err := l.Append(context.Background(), TypeDecision, &Decision{Tool: "Bash", Decision: "ALLOW"})
+		if err != nil {
+			failErr = err
+			break
+		}
+		acked = append(acked, p)
+	}
+	if failErr == nil {
+		t.Fatal("appends kept succeeding on a full disk")
+	}
+	if !errors.Is(failErr, ErrUnhealthy) || !errors.Is(failErr, syscall.ENOSPC) {
+		t.Fatalf("append error %v: want ErrUnhealthy wrapping ENOSPC", failErr)
+	}
+	if err := l.Healthy(); !errors.Is(err, ErrUnhealthy) {
+		t.Fatalf("Healthy() = %v after a write failure", err)
+	}
+	if _, err := l.Append(context.Background(), TypeDecision, &Decision{}); !errors.Is(err, ErrUnhealthy) {
+		t.Fatalf("append after failure: %v", err)
+	}
+	l.Close()
+
+	// Space is back: reopening quarantines the torn tail and continues the chain; every
+	// acknowledged record is still there and the log verifies.
+	cfg.wrap = nil
+	l = mustOpen(t, cfg)
+	rec := l.Recovery()
+	if rec == nil || rec.Bytes == 0 {
+		t.Fatalf("Recovery() = %+v, want the torn tail quarantined", rec)
+	}
+	if _, err := os.Stat(rec.Quarantine); err != nil {
+		t.Fatalf("quarantine file: %v", err)
+	}
+	for _, p := range acked {
+		r, err := l.Get(p.Seq)
+		if err != nil || r.Hash != p.Hash {
+			t.Fatalf("acknowledged record %d: %v %v", p.Seq, r, err)
+		}
+	}
+	appendDecisions(t, l, 3, "")
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Verify(cfg.Dir, pubkey(t, cfg)); err != nil {
+		t.Fatalf("Verify after recovery: %v", err)
+	}
+}
+
+func TestTornTailQuarantined(t *testing.T) {
+	cfg := testConfig(t)
+	l := mustOpen(t, cfg)
+	pos := appendDecisions(t, l, 5, "")
+	l.Close()
+	seg := filepath.Join(cfg.Dir, segmentName(0))
+	f, err := os.OpenFile(seg, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"hash":"00`)
+	f.Close()
+	l = mustOpen(t, cfg)
+	if l.Recovery() == nil || l.Recovery().Bytes != int64(len(`{"hash":"00`)) {
+		t.Fatalf("Recovery() = %+v", l.Recovery())
+	}
+	// The recovery itself is recorded, chained to the last good record.
+	last, err := l.Get(l.Size() - 1)
+	if err != nil || last.Type != TypeRecovered {
+		t.Fatalf("last record %+v %v: want a recovered record", last, err)
+	}
+	if _, err := l.Get(pos[4].Seq); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	if _, err := Verify(cfg.Dir, pubkey(t, cfg)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestOpenRefusesCorruptionBeforeTheTail(t *testing.T) {
+	dir, _, lines := sealedLog(t)
+	lines[3][20] ^= 1
+	writeLines(t, dir, lines)
+	if _, err := Open(Config{Dir: dir}); err == nil {
+		t.Fatal("Open accepted a log with a corrupt record in the middle")
+	}
+}
+
+func TestKeyFileModeChecked(t *testing.T) {
+	cfg := testConfig(t)
+	l := mustOpen(t, cfg)
+	l.Close()
+	if err := os.Chmod(filepath.Join(cfg.Dir, "signing.key"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(cfg); err == nil {
+		t.Fatal("Open accepted a world-readable signing key")
+	}
+}
+
+func TestAppendAfterClose(t *testing.T) {
+	l := mustOpen(t, testConfig(t))
+	l.Close()
+	if _, err := l.Append(context.Background(), TypeDecision, &Decision{}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Append after Close: %v", err)
+	}
+}
