@@ -41,6 +41,10 @@ type Profile struct {
 	Unix bool `json:"unix,omitempty"`
 	// Spawn allows fork and execve (of Exec paths only).
 	Spawn bool `json:"spawn,omitempty"`
+	// Metadata allows changing the mode, owner, extended attributes and times of files (chmod,
+	// chown, setxattr, utimensat...). Landlock does not restrict these, so this allows them on
+	// every file the process's user owns, inside the profile or not.
+	Metadata bool `json:"metadata,omitempty"`
 	// Seccomp adds to the fixed seccomp table.
 	Seccomp SeccompPolicy `json:"seccomp,omitzero"`
 }

@@ -48,7 +48,7 @@ func TestProfileValidateCollectsAll(t *testing.T) {
 
 var profileSeeds = []string{
 	`{}`,
-	`{"read_only":["/usr"],"read_write":["/tmp"],"exec":["/bin/true"],"connect_tcp":[443],"bind_tcp":[0],"connect_udp":[53],"unix":true,"spawn":true,"seccomp":{"deny":["getpid"]}}`,
+	`{"read_only":["/usr"],"read_write":["/tmp"],"exec":["/bin/true"],"connect_tcp":[443],"bind_tcp":[0],"connect_udp":[53],"unix":true,"spawn":true,"metadata":true,"seccomp":{"deny":["getpid"]}}`,
 	`{"read_only":["relative"]}`,
 	`{"unknown":1}`,
 	`{"seccomp":{"allow":["ptrace"]}}`,
@@ -65,7 +65,7 @@ func TestDecodeProfile(t *testing.T) {
 	}{
 		{in: profileSeeds[0], want: Profile{}},
 		{in: profileSeeds[1], want: Profile{ReadOnly: []string{"/usr"}, ReadWrite: []string{"/tmp"}, Exec: []string{"/bin/true"},
-			ConnectTCP: []uint16{443}, BindTCP: []uint16{0}, ConnectUDP: []uint16{53}, Unix: true, Spawn: true,
+			ConnectTCP: []uint16{443}, BindTCP: []uint16{0}, ConnectUDP: []uint16{53}, Unix: true, Spawn: true, Metadata: true,
 			Seccomp: SeccompPolicy{Deny: []string{"getpid"}}}},
 		{in: profileSeeds[2], wantErr: "not absolute"},
 		{in: profileSeeds[3], wantErr: `unknown field "unknown"`},

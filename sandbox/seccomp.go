@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 
 	seccomp "github.com/seccomp/libseccomp-golang"
 	"golang.org/x/sys/unix"
@@ -14,11 +15,18 @@ import (
 // syscallNumber resolves a syscall name for the native architecture.
 func syscallNumber(name string) (seccomp.ScmpSyscall, error) {
 	nr, err := seccomp.GetSyscallFromName(name)
-	if err != nil {
-		return 0, fmt.Errorf("unknown syscall %q", name)
+	if err == nil {
+		return nr, nil
 	}
-	return nr, nil
+	if n, ok := recentSyscalls[name]; ok && unifiedSyscallNumbers {
+		return seccomp.ScmpSyscall(n), nil
+	}
+	return 0, fmt.Errorf("unknown syscall %q", name)
 }
+
+// unifiedSyscallNumbers is true where recentSyscalls' numbers hold.
+const unifiedSyscallNumbers = runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64" || runtime.GOARCH == "riscv64" ||
+	runtime.GOARCH == "loong64" || runtime.GOARCH == "ppc64le" || runtime.GOARCH == "s390x"
 
 // applies reports whether a rule with gate g is in force for p.
 func (g gate) applies(p Profile) bool {
@@ -33,6 +41,8 @@ func (g gate) applies(p Profile) bool {
 		return !p.Unix
 	case exceptInet:
 		return !p.inet()
+	case exceptMetadata:
+		return !p.Metadata
 	}
 	panic(fmt.Sprintf("sandbox: unknown seccomp gate %d", g))
 }

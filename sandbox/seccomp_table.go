@@ -19,6 +19,7 @@ const (
 	exceptUDP               // lifted by a non-empty Profile.ConnectUDP
 	exceptUnix              // lifted by Profile.Unix
 	exceptInet              // lifted by any TCP or UDP port in the profile
+	exceptMetadata          // lifted by Profile.Metadata
 )
 
 // cmpOp is how an argument is compared.
@@ -72,6 +73,16 @@ var namespaceCloneFlags = []uint64{
 	unix.CLONE_NEWUSER, unix.CLONE_NEWPID, unix.CLONE_NEWNET,
 }
 
+// recentSyscalls are numbers for syscalls newer than the libseccomp this may be built with.
+// Since Linux 5.1 (424) syscall numbers are the same on every architecture but alpha, ia64 and
+// mips, which Shield does not support.
+var recentSyscalls = map[string]int{
+	"setxattrat":     463,
+	"removexattrat":  466,
+	"open_tree_attr": 467,
+	"file_setattr":   469,
+}
+
 var seccompTable = buildTable()
 
 func buildTable() []syscallRule {
@@ -86,7 +97,7 @@ func buildTable() []syscallRule {
 		{names: []string{"setpriority", "ioprio_set"}, all: []argCmp{{arg: 1, op: notEq, value: 0}},
 			why: "changing another process's priority; only who=0, the caller, may be named"},
 		{names: []string{"mount", "umount2", "pivot_root", "chroot",
-			"fsopen", "fsconfig", "fsmount", "fspick", "move_mount", "open_tree", "mount_setattr"},
+			"fsopen", "fsconfig", "fsmount", "fspick", "move_mount", "open_tree", "open_tree_attr", "mount_setattr"},
 			why: "changing the mount table (the new mount API too), which would reshape what Landlock sees"},
 		{names: []string{"unshare", "setns"},
 			why: "entering or creating namespaces (user namespaces expose far more kernel code)"},
@@ -113,6 +124,13 @@ func buildTable() []syscallRule {
 			why: "TIOCSTI injects keystrokes into an inherited terminal"},
 		{names: []string{"ioctl"}, all: []argCmp{int32Arg(1, unix.TIOCLINUX)},
 			why: "TIOCLINUX can inject keystrokes into a virtual console"},
+
+		// File metadata. Landlock does not restrict it: without these rules a process could change
+		// the mode, owner, attributes or times of any file its user owns, in the profile or not.
+		{names: []string{"chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat",
+			"setxattr", "lsetxattr", "fsetxattr", "setxattrat", "removexattr", "lremovexattr", "fremovexattr", "removexattrat",
+			"file_setattr", "utime", "utimes", "futimesat", "utimensat"}, gate: exceptMetadata,
+			why: "changing file metadata, which Landlock does not restrict"},
 
 		// Processes.
 		{names: []string{"clone3"}, errno: unix.ENOSYS,

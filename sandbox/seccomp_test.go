@@ -27,6 +27,7 @@ func TestFilterHash(t *testing.T) {
 		"unix":  {Unix: true},
 		"inet":  {ConnectTCP: []uint16{443}},
 		"deny":  {Seccomp: SeccompPolicy{Deny: []string{"getpid"}}},
+		"meta":  {Metadata: true},
 	}
 	seen := map[string]string{}
 	for name, p := range profiles {

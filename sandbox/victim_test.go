@@ -84,6 +84,21 @@ var victims = []victim{
 	{name: "create in a read-write path", wantConfined: "ok",
 		profile: func(c victimCtx) Profile { return Profile{ReadWrite: []string{c.RW}} },
 		op:      func(c victimCtx) error { return createIn(c.RW) }},
+	{name: "chmod outside the profile", profile: zeroProfile, wantConfined: "EPERM",
+		op: func(c victimCtx) error { return os.Chmod(filepath.Join(c.Outside, "secret"), 0o644) }},
+	{name: "fchmod of a read-only file", wantConfined: "EPERM",
+		profile: func(c victimCtx) Profile { return Profile{ReadOnly: []string{c.RO}} },
+		op: func(c victimCtx) error {
+			f, err := os.Open(filepath.Join(c.RO, "file"))
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			return f.Chmod(0o644)
+		}},
+	{name: "chmod when metadata changes are allowed", wantConfined: "ok",
+		profile: func(victimCtx) Profile { return Profile{Metadata: true} },
+		op:      func(c victimCtx) error { return os.Chmod(filepath.Join(c.Outside, "secret"), 0o644) }},
 	{name: "read own /proc/self/status", profile: zeroProfile, wantConfined: "EACCES",
 		op: func(victimCtx) error { _, err := os.ReadFile("/proc/self/status"); return err }},
 

@@ -29,7 +29,8 @@ const sandboxUsage = `probe [--json] | exec [FLAGS] -- CMD ARGS
           report; exit status 0 only when the status is sandboxed
   exec    run CMD confined: it may read --ro paths, read and write --rw paths, execute --exec
           paths (CMD itself and its libraries are added), connect to --connect TCP ports, bind
-          --bind TCP ports, and spawn processes only with --allow-spawn`
+          --bind TCP ports, spawn processes only with --allow-spawn and change file metadata
+          only with --allow-metadata`
 
 func runSandbox(ctx context.Context, env *cmdEnv, args []string) error {
 	if len(args) == 0 {
@@ -116,7 +117,7 @@ func printReport(env *cmdEnv, r *sandbox.Report) {
 }
 
 func runSandboxExec(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := newFlagSet(env, "sandbox exec", "[--ro PATH]… [--rw PATH]… [--exec PATH]… [--connect PORT]… [--bind PORT]… [--allow-spawn] -- CMD ARGS")
+	fs := newFlagSet(env, "sandbox exec", "[--ro PATH]… [--rw PATH]… [--exec PATH]… [--connect PORT]… [--bind PORT]… [--allow-spawn] [--allow-metadata] -- CMD ARGS")
 	var ro, rw, ex, connect, bind stringList
 	fs.Var(&ro, "ro", "path the command may read (repeatable)")
 	fs.Var(&rw, "rw", "path the command may read and write (repeatable)")
@@ -124,6 +125,7 @@ func runSandboxExec(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.Var(&connect, "connect", "TCP port the command may connect to (repeatable)")
 	fs.Var(&bind, "bind", "TCP port the command may bind, 0 for any ephemeral port (repeatable)")
 	spawn := fs.Bool("allow-spawn", false, "let the command start other processes (of --exec paths)")
+	metadata := fs.Bool("allow-metadata", false, "let the command chmod, chown, setxattr and set times of files (Landlock does not restrict these: any file its user owns)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -131,7 +133,7 @@ func runSandboxExec(ctx context.Context, env *cmdEnv, args []string) error {
 	if len(cmdArgs) == 0 {
 		return usageError{msg: "missing command after --"}
 	}
-	p := sandbox.Profile{Spawn: *spawn}
+	p := sandbox.Profile{Spawn: *spawn, Metadata: *metadata}
 	var errs []error
 	for _, set := range []struct {
 		flag string
