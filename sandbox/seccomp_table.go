@@ -14,12 +14,12 @@ import "golang.org/x/sys/unix"
 type gate int
 
 const (
-	always      gate = iota // applies to every profile
-	exceptSpawn             // lifted by Profile.Spawn
-	exceptUDP               // lifted by a non-empty Profile.ConnectUDP
-	exceptUnix              // lifted by Profile.Unix
-	exceptInet              // lifted by any TCP or UDP port in the profile
-	exceptMetadata          // lifted by Profile.Metadata
+	always         gate = iota // applies to every profile
+	exceptSpawn                // lifted by Profile.Spawn
+	exceptUDP                  // lifted by a non-empty Profile.ConnectUDP
+	exceptUnix                 // lifted by Profile.Unix
+	exceptInet                 // lifted by any TCP or UDP port in the profile
+	exceptMetadata             // lifted by Profile.Metadata
 )
 
 // cmpOp is how an argument is compared.
