@@ -34,7 +34,7 @@ var KnownClasses = []string{ClassExec, ClassFileRead, ClassFileWrite, ClassFileD
 	ClassConfigChange, ClassQuery, ClassUnknown}
 
 // Catalog maps tool names to entries saying what a tool does and which arguments carry what.
-// It is immutable once parsed or merged; Lookup is safe for concurrent use.
+// Once parsed and merged it is read-only; Lookup is safe for concurrent use.
 type Catalog struct {
 	exact   map[string]*Entry // by exact name
 	folded  map[string]*Entry // by lower-cased name, when no exact name matched
@@ -226,38 +226,25 @@ func entryLines(root *yaml.Node) []int {
 	return nil
 }
 
-// Merge returns a catalog where other's entries extend and override c's: an exact name in other
-// replaces c's entry for that name, and other's glob patterns are tried before c's. Neither input is
-// modified. A nil other returns c.
-func (c *Catalog) Merge(other *Catalog) *Catalog {
-	if other == nil {
-		return c
-	}
-	if c == nil {
-		return other
-	}
-	m := &Catalog{exact: map[string]*Entry{}, folded: map[string]*Entry{}, classes: map[string]bool{}}
-	for k, v := range c.exact {
-		m.exact[k] = v
+// Merge extends c with other (a bundle author's catalog over the default one): an exact name in
+// other replaces c's entry for that name, other's glob patterns are tried before c's, other's
+// classes are added. other is not modified; a nil other changes nothing. Merge before handing c to
+// New: it is not safe to run concurrently with Lookup.
+func (c *Catalog) Merge(other *Catalog) {
+	if c == nil || other == nil {
+		return
 	}
 	for k, v := range other.exact {
-		m.exact[k] = v
-	}
-	for k, v := range c.folded {
-		m.folded[k] = v
+		c.exact[k] = v
 	}
 	for k, v := range other.folded {
-		m.folded[k] = v
-	}
-	for k := range c.classes {
-		m.classes[k] = true
+		c.folded[k] = v
 	}
 	for k := range other.classes {
-		m.classes[k] = true
+		c.classes[k] = true
 	}
-	m.globs = append(append([]globEntry{}, other.globs...), c.globs...)
-	m.entries = append(append([]*Entry{}, c.entries...), other.entries...)
-	return m
+	c.globs = append(append([]globEntry{}, other.globs...), c.globs...)
+	c.entries = append(c.entries, other.entries...)
 }
 
 // Lookup returns the entry for a tool name: an exact name first, then the same name compared

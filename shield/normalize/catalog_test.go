@@ -121,27 +121,31 @@ tools:
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := base.Merge(over)
+	before, _ := ParseCatalog("base.yaml", []byte(`version: 1
+tools:
+  - names: [x]
+    class: exec
+`))
+	before.Merge(nil) // no-op
+	if _, ok := before.Lookup("x"); !ok {
+		t.Fatal("Merge(nil) lost an entry")
+	}
+	base.Merge(over)
 	for _, tc := range []struct{ tool, class string }{
 		{"run", ClassCodeExec}, {"fetch", ClassNetRequest}, {"get_secret_value", "payment"}, {"get_user", ClassExec},
+		{"RUN", ClassCodeExec},
 	} {
-		e, ok := m.Lookup(tc.tool)
+		e, ok := base.Lookup(tc.tool)
 		if !ok || e.Class != tc.class {
 			t.Errorf("%s: got %v %v, want %s", tc.tool, e, ok, tc.class)
 		}
 	}
-	// The inputs are unchanged.
-	if e, _ := base.Lookup("run"); e.Class != ClassExec {
-		t.Errorf("base modified: run is %s", e.Class)
+	// other is unchanged.
+	if _, ok := over.Lookup("fetch"); ok {
+		t.Error("other gained base's entries")
 	}
-	if e, _ := base.Lookup("get_secret_value"); e.Class != ClassExec {
-		t.Errorf("base modified: get_secret_value is %s", e.Class)
-	}
-	if got := base.Merge(nil); got != base {
-		t.Error("Merge(nil) should return the receiver")
-	}
-	if !strings.HasPrefix(mustLookup(t, m, "run").Source(), "bundle.yaml:") {
-		t.Errorf("source %q", mustLookup(t, m, "run").Source())
+	if !strings.HasPrefix(mustLookup(t, base, "run").Source(), "bundle.yaml:") {
+		t.Errorf("source %q", mustLookup(t, base, "run").Source())
 	}
 }
 
