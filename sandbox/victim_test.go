@@ -99,6 +99,19 @@ var victims = []victim{
 	{name: "chmod when metadata changes are allowed", wantConfined: "ok",
 		profile: func(victimCtx) Profile { return Profile{Metadata: true} },
 		op:      func(c victimCtx) error { return os.Chmod(filepath.Join(c.Outside, "secret"), 0o644) }},
+	// Not stopped, as the README says: these pin down the documented limits.
+	{name: "stat outside the profile is not stopped", profile: zeroProfile, wantConfined: "ok",
+		op: func(c victimCtx) error { _, err := os.Stat(filepath.Join(c.Outside, "secret")); return err }},
+	{name: "inotify outside the profile is not stopped", profile: zeroProfile, wantConfined: "ok",
+		op: func(c victimCtx) error {
+			fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+			if err != nil {
+				return err
+			}
+			defer unix.Close(fd)
+			_, err = unix.InotifyAddWatch(fd, c.Outside, unix.IN_MODIFY)
+			return err
+		}},
 	{name: "read own /proc/self/status", profile: zeroProfile, wantConfined: "EACCES",
 		op: func(victimCtx) error { _, err := os.ReadFile("/proc/self/status"); return err }},
 
