@@ -32,7 +32,10 @@ func TestDefaultCatalogCoversRuntimes(t *testing.T) {
 		{"get_file_info", ClassFileRead}, {"fetch", ClassNetRequest},
 		// patterns
 		{"get_user", ClassQuery}, {"weather_lookup", ClassQuery}, {"list_transactions", ClassQuery},
-		{"k8s_exec", ClassExec},
+		{"k8s_exec", ClassExec}, {"agentdb_pattern_search", ClassQuery}, {"dbt_list", ClassQuery},
+		// GitHub MCP, memory MCP, browser automation
+		{"create_issue", ClassMessageSend}, {"push_files", ClassVCSPush}, {"create_entities", ClassMemoryWrite},
+		{"read_graph", ClassMemoryRead}, {"puppeteer_evaluate", ClassCodeExec}, {"git_status", ClassVCS},
 	}
 	for _, tc := range tests {
 		t.Run(tc.tool, func(t *testing.T) {
