@@ -1,7 +1,15 @@
 package sandbox
 
 import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
 )
 
 // Every syscall the table names must exist on this architecture: a typo would otherwise drop a
@@ -84,5 +92,62 @@ func BenchmarkFilterBuild(b *testing.B) {
 		if _, err := FilterHash(Profile{ConnectTCP: []uint16{443}}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// describeRules renders the rules in force for p, one per line, for review.
+func describeRules(p Profile) string {
+	var b strings.Builder
+	for _, r := range rules(p) {
+		errno := r.errno
+		if errno == 0 {
+			errno = unix.EPERM
+		}
+		var conds []string
+		for _, c := range r.all {
+			switch c.op {
+			case maskedEq:
+				conds = append(conds, fmt.Sprintf("arg%d&%#x==%#x", c.arg, c.mask, c.value))
+			case notEq:
+				conds = append(conds, fmt.Sprintf("arg%d!=%#x", c.arg, c.value))
+			case greater:
+				conds = append(conds, fmt.Sprintf("arg%d>%#x", c.arg, c.value))
+			}
+		}
+		cond := "always"
+		if len(conds) > 0 {
+			cond = strings.Join(conds, " && ")
+		}
+		fmt.Fprintf(&b, "%s %s when %s  # %s\n", strings.Join(r.names, ","), unix.ErrnoName(errno), cond, r.why)
+	}
+	return b.String()
+}
+
+// TestSeccompGolden pins the rules in force for the zero profile and for a permissive one, so that
+// any change to the table shows up in review as a diff of testdata/*.golden
+// (go test ./sandbox -run TestSeccompGolden -update rewrites them).
+func TestSeccompGolden(t *testing.T) {
+	for name, p := range map[string]Profile{
+		"zero":       {},
+		"permissive": {Spawn: true, Unix: true, Metadata: true, ConnectTCP: []uint16{1}, ConnectUDP: []uint16{1}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := describeRules(p)
+			path := filepath.Join("testdata", "seccomp_"+name+".golden")
+			if *update {
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(string(want), got); diff != "" {
+				t.Errorf("rules (-golden +table):\n%s", diff)
+			}
+		})
 	}
 }

@@ -121,6 +121,25 @@ var victims = []victim{
 	{name: "tcp connect to an allowed port", wantConfined: "ok",
 		profile: func(c victimCtx) Profile { return Profile{ConnectTCP: []uint16{c.tcpPort()}} },
 		op:      func(c victimCtx) error { return connectTCP(c.TCP, 0) }},
+	{name: "go net.Dial to an allowed port", wantConfined: "ok",
+		profile: func(c victimCtx) Profile { return Profile{ConnectTCP: []uint16{c.tcpPort()}} },
+		op: func(c victimCtx) error {
+			conn, err := net.Dial("tcp", c.TCP)
+			if err == nil {
+				conn.Close()
+			}
+			return err
+		}},
+	// Go's net.Listen tries MPTCP first; refused, it falls back to TCP, which Landlock allows.
+	{name: "go net.Listen on an allowed port", wantConfined: "ok",
+		profile: func(victimCtx) Profile { return Profile{BindTCP: []uint16{0}} },
+		op: func(victimCtx) error {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err == nil {
+				ln.Close()
+			}
+			return err
+		}},
 	{name: "tcp bind", profile: netProfile, wantConfined: "EACCES",
 		op: func(victimCtx) error {
 			fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
