@@ -321,7 +321,7 @@ func (w *walker) part(f frame, sb *strings.Builder, p syntax.WordPart, inDQ bool
 		if inDQ {
 			sb.WriteString(unescapeDQ(x.Value))
 		} else {
-			if hasGlob(x.Value) {
+			if hasGlob(x.Value) || hasBraces(x.Value) {
 				*dyn = true
 			}
 			sb.WriteString(unescapeUnquoted(x.Value))
@@ -557,10 +557,31 @@ func (w *walker) expand(f frame, ws words, raw string, pipe bool, idx int, stdin
 	out := words{}
 	changed := false
 	for i, a := range ws.argv {
+		if ws.dyn[i] && hasBraces(a) && !strings.Contains(a, "$") {
+			if alts, ok := braceExpand(a, 64); ok && len(alts) > 1 {
+				changed = true
+				for _, x := range alts {
+					out.argv = append(out.argv, x)
+					out.dyn = append(out.dyn, hasGlob(x))
+				}
+				continue
+			}
+		}
 		if !ws.dyn[i] || !strings.Contains(a, "$") {
 			out.argv = append(out.argv, a)
 			out.dyn = append(out.dyn, ws.dyn[i])
 			continue
+		}
+		// A word that is one variable reference is split into fields, as an unquoted expansion is.
+		if sm := varRE.FindStringSubmatch(a); sm != nil && sm[0] == a {
+			if v, ok := w.vars[sm[1]+sm[2]]; ok {
+				changed = true
+				for _, fld := range strings.Fields(v) {
+					out.argv = append(out.argv, fld)
+					out.dyn = append(out.dyn, false)
+				}
+				continue
+			}
 		}
 		split := false
 		still := false
@@ -671,12 +692,22 @@ func (w *walker) follow(f frame, name string, ws words, pipe bool, idx int, stdi
 				i = j
 			}
 		}
+	case name == "command" && len(args.argv) > 0 && (args.argv[0] == "-v" || args.argv[0] == "-V"):
+		// command -v NAME only looks NAME up.
 	case name == "env":
 		rest := skipOptions(args, wrappers["env"].valueOpts, 0)
 		// env -S "cmd args" splits its argument.
-		for i := 0; i+1 < len(args.argv); i++ {
-			if args.argv[i] == "-S" || args.argv[i] == "--split-string" {
+		for i := 0; i < len(args.argv); i++ {
+			a := args.argv[i]
+			switch {
+			case (a == "-S" || a == "--split-string") && i+1 < len(args.argv):
 				w.script(args.argv[i+1], child.depth, "env -S", f.sudo)
+				return
+			case strings.HasPrefix(a, "--split-string="):
+				w.script(strings.TrimPrefix(a, "--split-string="), child.depth, "env -S", f.sudo)
+				return
+			case strings.HasPrefix(a, "-S") && len(a) > 2:
+				w.script(a[2:], child.depth, "env -S", f.sudo)
 				return
 			}
 		}
@@ -1009,4 +1040,51 @@ func cutHostPort(s string) (host, port string, ok bool) {
 		return "", "", false
 	}
 	return s[:i], s[i+1:], true
+}
+
+// hasBraces: an unquoted literal that bash brace-expands ({a,b} or {1..3}).
+func hasBraces(lit string) bool {
+	i := strings.IndexByte(lit, '{')
+	if i < 0 {
+		return false
+	}
+	j := strings.IndexByte(lit[i:], '}')
+	return j > 0 && (strings.Contains(lit[i:i+j], ",") || strings.Contains(lit[i:i+j], ".."))
+}
+
+// braceExpand expands the comma forms of brace expansion ("{rm,-rf,/}", "/etc/pass{w,}d"),
+// giving up (ok false) beyond max results or on nested braces.
+func braceExpand(w string, max int) ([]string, bool) {
+	out := []string{w}
+	for round := 0; round < 16; round++ {
+		var next []string
+		expanded := false
+		for _, x := range out {
+			i := strings.IndexByte(x, '{')
+			j := -1
+			if i >= 0 {
+				j = strings.IndexByte(x[i:], '}')
+			}
+			if i < 0 || j < 0 || !strings.Contains(x[i:i+j], ",") {
+				next = append(next, x)
+				continue
+			}
+			j += i
+			if strings.IndexByte(x[i+1:j], '{') >= 0 {
+				return nil, false
+			}
+			expanded = true
+			for _, alt := range strings.Split(x[i+1:j], ",") {
+				next = append(next, x[:i]+alt+x[j+1:])
+			}
+			if len(next) > max {
+				return nil, false
+			}
+		}
+		out = next
+		if !expanded {
+			return out, true
+		}
+	}
+	return nil, false
 }

@@ -75,6 +75,14 @@ func parseURL(raw, role string, assumeHTTP bool) URL {
 				rest = rest[k+1:]
 			}
 			out.Host = strings.ToLower(rest)
+			if h, _, ok := cutHostPort(out.Host); ok {
+				out.Host = h
+			}
+			// A URL Go rejects may still be fetched by a laxer client: keep the more dangerous class.
+			switch c := hostClass(out.Host); c {
+			case IPLoopback, IPPrivate, IPLinkLocal, IPMetadata:
+				out.IPClass = c
+			}
 		}
 		return out
 	}
