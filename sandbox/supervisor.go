@@ -160,6 +160,25 @@ func isNilCloser(c io.Closer) bool {
 	return false
 }
 
+// collectControl collects the control run's traces. Loopback delivery runs in softirq context and
+// may lag behind the client's return from connect or sendto on a loaded machine, so for the probes
+// the control reported as successful it waits, boundedly, for their traces to arrive.
+func (c *Canary) collectControl(r *run) evidence {
+	ev := c.collect(r.output)
+	deadline := time.Now().Add(2 * time.Second)
+	for _, name := range []string{probeTCP, probeUDP, probeMPTCP} {
+		for ev[name] == "" && r.outcomes[name].Result == "ok" && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+			for k, v := range c.collect(nil) {
+				if ev[k] == "" {
+					ev[k] = v
+				}
+			}
+		}
+	}
+	return ev
+}
+
 // evidence is what the supervisor found of one run's operations.
 type evidence map[string]string // probe name → trace found ("" = none)
 
@@ -290,7 +309,7 @@ func Probe(ctx context.Context, opts ProbeOptions) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("control run: %w", err)
 	}
-	controlEv := canary.collect(control.output)
+	controlEv := canary.collectControl(control)
 
 	targs, err := TrampolineArgs(opts.Profile, opts.Shield, []string{CanaryCommand})
 	if err != nil {
@@ -408,9 +427,9 @@ func judge(name string, control *run, controlEv evidence, confined *run, confine
 	case pr.Confined.Result == "ok" || confinedEv[name] != "":
 		pr.Verdict = VerdictAllowed
 		pr.Finding = firstNonEmpty(confinedEv[name], "the confined attempt succeeded")
-	case !controlOK && pr.Control.Result == "denied" && pr.Confined.Result == "denied":
+	case !controlOK && hostRefusal(name, pr.Control):
 		pr.Verdict = VerdictHostDenied
-		pr.Finding = "the host refuses this even unconfined"
+		pr.Finding = "the host refuses this even unconfined (" + pr.Control.Errno + ")"
 	case !controlOK:
 		pr.Verdict = VerdictError
 		pr.Finding = "the control did not succeed, so a refusal would prove nothing"
@@ -426,6 +445,24 @@ func judge(name string, control *run, controlEv evidence, confined *run, confine
 		pr.Finding = "the confined attempt failed with an error other than EPERM/EACCES"
 	}
 	return pr
+}
+
+// hostRefusal reports whether a failed control shows that the host itself refuses or lacks the
+// operation: EPERM or EACCES for any probe, and the ways a kernel reports a feature it lacks or
+// disabled (MPTCP off, io_uring compiled out, user namespaces limited to 0).
+func hostRefusal(name string, o Outcome) bool {
+	if o.Result == "denied" {
+		return true
+	}
+	switch name {
+	case probeMPTCP:
+		return o.Errno == "EPROTONOSUPPORT" || o.Errno == "ENOPROTOOPT"
+	case probeIOURing:
+		return o.Errno == "ENOSYS"
+	case probeUserNS:
+		return o.Errno == "ENOSPC" || o.Errno == "EUSERS"
+	}
+	return false
 }
 
 // hasTrace reports whether the supervisor can see a successful attempt of the probe by itself.
