@@ -18,7 +18,7 @@ deps: ## install missing Debian packages (root) or print the apt-get line
 	@deploy/dev/ensure-deps.sh
 
 build: deps ## build bin/shield
-	$(GO) build -o $(BIN) ./cmd/shield
+	$(GO) build -ldflags "-X main.version=$$(git describe --tags --always --dirty 2>/dev/null || echo dev)" -o $(BIN) ./cmd/shield
 
 run: build ## serve the embedded default bundle on $(STATE_DIR)/shield.sock, metrics on 127.0.0.1:9464
 	$(BIN) serve --state-dir $(STATE_DIR) --metrics-listen 127.0.0.1:9464
