@@ -51,6 +51,13 @@ func TestNormalizeBounds(t *testing.T) {
 					t.Error("not truncated")
 				}
 			}},
+		{name: "variable substitution does not multiply work", tool: "Bash",
+			args: map[string]any{"command": "c='" + strings.Repeat("eval $c ", 1000) + "'; eval " + strings.Repeat("$c", 2000)},
+			check: func(t *testing.T, a *Action) {
+				if !a.Truncated {
+					t.Error("not truncated")
+				}
+			}},
 		{name: "unparseable command is a signal", tool: "Bash",
 			args: map[string]any{"command": "if then fi ((("},
 			check: func(t *testing.T, a *Action) {

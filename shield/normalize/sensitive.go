@@ -120,18 +120,28 @@ func (m *sensitiveMatcher) classify(clean string) string {
 			best, kind = cp.row, cp.kind
 		}
 	}
+	// Each distinct element's patterns run once (a path repeating an element must not repeat work).
+	var seen map[string]bool
 	rest := clean
-	for rest != "" {
+	for n := 0; rest != ""; n++ {
 		var e string
 		if i := strings.IndexByte(rest, '/'); i >= 0 {
 			e, rest = rest[:i], rest[i+1:]
 		} else {
 			e, rest = rest, ""
 		}
-		if e == "" {
+		cands := m.byElem[e]
+		if e == "" || len(cands) == 0 {
 			continue
 		}
-		for _, cp := range m.byElem[e] {
+		if seen == nil {
+			seen = map[string]bool{}
+		}
+		if seen[e] {
+			continue
+		}
+		seen[e] = true
+		for _, cp := range cands {
 			try(cp)
 		}
 	}

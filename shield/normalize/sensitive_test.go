@@ -1,6 +1,9 @@
 package normalize
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestSensitiveTable(t *testing.T) {
 	m := newSensitiveMatcher("/home/user")
@@ -31,6 +34,24 @@ func TestSensitiveTable(t *testing.T) {
 		t.Run(tc.path, func(t *testing.T) {
 			if got := m.classify(tc.path); got != tc.kind {
 				t.Errorf("classify(%q) = %q, want %q", tc.path, got, tc.kind)
+			}
+		})
+	}
+}
+
+// BenchmarkClassify covers an ordinary path and adversarial long ones (repeated elements must not
+// repeat pattern matching).
+func BenchmarkClassify(b *testing.B) {
+	m := newSensitiveMatcher("/home/user")
+	for _, tc := range []struct{ name, path string }{
+		{"workspace_file", "/home/user/project/src/main.go"},
+		{"ssh_key", "/home/user/.ssh/id_ed25519"},
+		{"long_repeated_elements", "/" + strings.Repeat(".ssh/", 20000) + "x"},
+		{"long_deep", "/" + strings.Repeat("a/", 50000) + ".env"},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				m.classify(tc.path)
 			}
 		})
 	}

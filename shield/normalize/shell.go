@@ -17,9 +17,19 @@ type frame struct {
 }
 
 type walker struct {
-	s    *state
-	vars map[string]string // variables assigned literal values earlier in the script
+	s      *state
+	vars   map[string]string // variables assigned literal values earlier in the script
+	parsed int               // bytes of shell source parsed so far, bounded by maxParseBytes
 }
+
+// Bounds of the work on one call beyond the command count and depth: the total of shell source
+// parsed (nested scripts re-parse parts of their parent) and the size of a word after variable
+// substitution.
+const (
+	maxParseBytes   = 8 << 20
+	maxExpandedWord = 64 << 10
+	maxTrackedVars  = 64
+)
 
 func (s *state) walker() *walker { return &walker{s: s, vars: map[string]string{}} }
 
@@ -32,10 +42,11 @@ type words struct {
 // script parses src as bash and walks it. A parse error is recorded in ParseError and the text is
 // split on whitespace and control operators so rules still see its words.
 func (w *walker) script(src string, depth int, via string, sudo bool) {
-	if depth > w.s.n.opt.MaxDepth {
+	if depth > w.s.n.opt.MaxDepth || w.parsed+len(src) > maxParseBytes {
 		w.s.act.Truncated = true
 		return
 	}
+	w.parsed += len(src)
 	p := w.s.n.parsers.Get().(*syntax.Parser)
 	f, err := p.Parse(strings.NewReader(src), "")
 	w.s.n.parsers.Put(p)
@@ -93,7 +104,7 @@ func (w *walker) stmt(f frame, st *syntax.Stmt, pipe bool, idx int, bg bool) {
 			kv := w.assign(f, a)
 			env = append(env, kv)
 			if len(c.Args) == 0 && a.Name != nil && a.Value != nil && a.Array == nil && !a.Append {
-				if v, dyn := w.word(f, a.Value); !dyn && len(w.vars) < 64 {
+				if v, dyn := w.word(f, a.Value); !dyn && len(w.vars) < maxTrackedVars && len(v) <= maxExpandedWord {
 					w.vars[a.Name.Value] = v
 				}
 			}
@@ -575,6 +586,10 @@ func (w *walker) expand(f frame, ws words, raw string, pipe bool, idx int, stdin
 		// A word that is one variable reference is split into fields, as an unquoted expansion is.
 		if sm := varRE.FindStringSubmatch(a); sm != nil && sm[0] == a {
 			if v, ok := w.vars[sm[1]+sm[2]]; ok {
+				if len(out.argv)+len(v)/2 > 4096 {
+					w.s.act.Truncated = true
+					return
+				}
 				changed = true
 				for _, fld := range strings.Fields(v) {
 					out.argv = append(out.argv, fld)
@@ -585,7 +600,11 @@ func (w *walker) expand(f frame, ws words, raw string, pipe bool, idx int, stdin
 		}
 		split := false
 		still := false
+		grown := len(a)
 		na := varRE.ReplaceAllStringFunc(a, func(m string) string {
+			if grown > maxExpandedWord {
+				return m
+			}
 			sm := varRE.FindStringSubmatch(m)
 			name := sm[1] + sm[2]
 			if name == "IFS" {
@@ -593,6 +612,7 @@ func (w *walker) expand(f frame, ws words, raw string, pipe bool, idx int, stdin
 				return " "
 			}
 			if v, ok := w.vars[name]; ok {
+				grown += len(v)
 				return v
 			}
 			if name == "HOME" {
@@ -601,6 +621,10 @@ func (w *walker) expand(f frame, ws words, raw string, pipe bool, idx int, stdin
 			still = true
 			return m
 		})
+		if grown > maxExpandedWord {
+			w.s.act.Truncated = true
+			return
+		}
 		if na != a {
 			changed = true
 		}
