@@ -16,6 +16,8 @@ const (
 	DefaultMaxStrings  = 1024 // strings, paths and URLs kept per call (each)
 	DefaultWorkspace   = "/workspace"
 	DefaultHome        = "/root"
+
+	maxCwdBytes = 4096 // Linux PATH_MAX
 )
 
 // Options configures a Normalizer. Zero fields take the defaults above.
@@ -82,6 +84,10 @@ func (n *Normalizer) Normalize(tool string, args map[string]any, cwd string) (ac
 	}()
 	s := &state{n: n, act: act}
 	base := n.opt.Workspace
+	if len(cwd) > maxCwdBytes { // longer than PATH_MAX: not a directory a process can be in
+		act.Truncated = true
+		cwd = ""
+	}
 	if cwd != "" {
 		base, _ = resolvePath(cwd, n.opt.Workspace, n.opt.Home)
 	}
@@ -117,7 +123,7 @@ func (s *state) applyEntry(e *Entry, used map[string]bool) {
 	// cwd first: every other path resolves against it.
 	for _, v := range take(e.Cwd) {
 		if str, ok := v.(string); ok && str != "" {
-			s.cwd, _ = resolvePath(str, s.cwd, s.n.opt.Home)
+			s.setCwd(str)
 			s.act.Cwd = s.cwd
 			break
 		}
@@ -301,6 +307,20 @@ func (s *state) textURLs() {
 			s.addURL(strings.TrimRight(m, ".,:;!?"), URLText, false)
 		}
 	}
+}
+
+// setCwd moves the working directory other paths resolve against. A directory longer than PATH_MAX
+// is refused (and the call marked Truncated): every path would carry it.
+func (s *state) setCwd(dir string) {
+	p, ok := resolvePath(dir, s.cwd, s.n.opt.Home)
+	if !ok {
+		return
+	}
+	if len(p) > maxCwdBytes {
+		s.act.Truncated = true
+		return
+	}
+	s.cwd = p
 }
 
 func (s *state) addPath(raw, role string) {

@@ -58,6 +58,13 @@ func TestNormalizeBounds(t *testing.T) {
 					t.Error("not truncated")
 				}
 			}},
+		{name: "a working directory longer than PATH_MAX is refused", tool: "shell",
+			args: map[string]any{"command": []any{"cat", "a", "b"}, "workdir": "/" + strings.Repeat("d", 5000)},
+			check: func(t *testing.T, a *Action) {
+				if !a.Truncated || a.Cwd != "/w" || len(a.Paths) != 2 || a.Paths[0].Clean != "/w/a" {
+					t.Errorf("truncated %v cwd %.20s paths %+v", a.Truncated, a.Cwd, a.Paths)
+				}
+			}},
 		{name: "unparseable command is a signal", tool: "Bash",
 			args: map[string]any{"command": "if then fi ((("},
 			check: func(t *testing.T, a *Action) {

@@ -541,7 +541,7 @@ func (w *walker) emit(f frame, ws words, raw string, redirs []Redirect, env []st
 	w.extract(c.Name, ws)
 	if c.Name == "cd" || c.Name == "pushd" {
 		if len(c.Args) > 0 && !ws.dyn[1] && c.Args[0] != "-" {
-			w.s.cwd, _ = resolvePath(c.Args[0], w.s.cwd, w.s.n.opt.Home)
+			w.s.setCwd(c.Args[0])
 		} else if len(c.Args) == 0 {
 			w.s.cwd = w.s.n.opt.Home
 		}
