@@ -3,7 +3,20 @@
 // and classified, URLs split and their hosts classified. Every tier reads the Action, never the raw
 // arguments alone.
 //
-// normalize imports nothing of this module; the shield pipeline and the tier engines import it.
+// It owns:
+//   - argument decoding with limits (DecodeArguments, Limits; errors in errors.go);
+//   - the tool catalog format (ParseCatalog, Catalog.Merge; the default catalog is the bundle file
+//     policies/default/catalog.yaml);
+//   - shell parsing (shell.go, with the wrapper and file-command tables in commands.go);
+//   - path resolution and the sensitive-path table (paths.go, sensitive.go);
+//   - URL splitting and host classification (urls.go);
+//   - Normalizer (New, Normalize): bounded, never failing, safe for concurrent use.
+//
+// What cannot be read is a signal, not an error: Action.ParseError and Action.Truncated are set and
+// must never lead to an allow.
+//
+// normalize imports nothing of this module; the shield pipeline, the bundle loader, the tier
+// engines and the CLI import it.
 package normalize
 
 // Action classes. They are API: rules and policies name them, so they are never renamed.

@@ -1,6 +1,7 @@
 package normalize
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -467,9 +468,17 @@ func stringsOf(v any) []string {
 	return nil
 }
 
+// joinText appends text values to cur, one per line: strings as they are, lists of strings item by
+// item, other values (objects, numbers) as JSON.
 func joinText(cur string, vs []any) string {
 	for _, v := range vs {
-		for _, str := range stringsOf(v) {
+		strs := stringsOf(v)
+		if strs == nil {
+			if b, err := json.Marshal(v); err == nil {
+				strs = []string{string(b)}
+			}
+		}
+		for _, str := range strs {
 			if cur == "" {
 				cur = str
 			} else {

@@ -966,8 +966,18 @@ func (w *walker) extract(name string, ws words) {
 		if a == "{}" || a == "-" {
 			continue
 		}
-		if strings.Contains(a, "://") || (name == "scp" || name == "rsync") && strings.Contains(a, ":") && !strings.HasPrefix(a, "/") {
-			continue // remote operand
+		if strings.Contains(a, "://") {
+			continue
+		}
+		if (name == "scp" || name == "rsync") && strings.Contains(a, ":") && !strings.HasPrefix(a, "/") {
+			host := a[:strings.IndexByte(a, ':')]
+			if at := strings.LastIndexByte(host, '@'); at >= 0 {
+				host = host[at+1:]
+			}
+			if host != "" && !strings.Contains(host, "/") {
+				s.addConnect(host, "") // remote operand: user@host:path
+			}
+			continue
 		}
 		role := fc.role
 		if role == "copy" {
