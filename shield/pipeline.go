@@ -310,19 +310,20 @@ func (p *Pipeline) decide(ctx context.Context, pol *Policy, call *Call, opt Eval
 	if err := checkCall(call); err != nil {
 		return invalidVerdict(err), nil, err
 	}
-	args, err := normalize.DecodeArguments(call.Arguments, p.cfg.Limits)
-	if err != nil {
+	// The canonical hash comes first: a cache hit means these exact canonical arguments were
+	// fully validated and evaluated before, so only the raw size is checked again.
+	limit := p.cfg.Limits.MaxBytes
+	if limit <= 0 {
+		limit = normalize.DefaultMaxArgumentBytes
+	}
+	if len(call.Arguments) > limit {
+		_, err := normalize.DecodeArguments(call.Arguments, p.cfg.Limits) // for its precise message
 		err = fmt.Errorf("%w: %w", ErrInvalidCall, err)
 		return invalidVerdict(err), nil, err
 	}
-	hash, err := ActionHash(call.Tool, call.Arguments)
-	if err != nil {
-		err = fmt.Errorf("%w: canonicalise arguments: %w", ErrInvalidCall, err)
-		return invalidVerdict(err), nil, err
-	}
-
+	hash, hashErr := ActionHash(call.Tool, call.Arguments)
 	key := ""
-	if p.cache != nil {
+	if p.cache != nil && hashErr == nil {
 		key = cacheKey(pol.Digest, hash, &call.Context)
 		if c, ok := p.cache.Get(key); ok {
 			p.hits.Add(1)
@@ -332,6 +333,17 @@ func (p *Pipeline) decide(ctx context.Context, pol *Policy, call *Call, opt Eval
 			v.Cached = true
 			return p.escalate(ctx, call, c.action, v, opt), c.action, nil
 		}
+	}
+	args, err := normalize.DecodeArguments(call.Arguments, p.cfg.Limits)
+	if err != nil {
+		err = fmt.Errorf("%w: %w", ErrInvalidCall, err)
+		return invalidVerdict(err), nil, err
+	}
+	if hashErr != nil {
+		err = fmt.Errorf("%w: canonicalise arguments: %w", ErrInvalidCall, hashErr)
+		return invalidVerdict(err), nil, err
+	}
+	if p.cache != nil {
 		p.misses.Add(1)
 		p.cfg.Metrics.cache(false)
 	}
