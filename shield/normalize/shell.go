@@ -1,9 +1,11 @@
 package normalize
 
 import (
+	"encoding/base64"
 	"path"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -119,9 +121,12 @@ func (w *walker) stmt(f frame, st *syntax.Stmt, pipe bool, idx int, bg bool) {
 	case *syntax.BinaryCmd:
 		if c.Op == syntax.Pipe || c.Op == syntax.PipeAll {
 			parts := flattenPipe(st)
+			starts := make([]int, len(parts))
 			for i, p := range parts {
+				starts[i] = len(w.s.act.Commands)
 				w.stmt(f, p, true, i, bg)
 			}
+			w.pipedScripts(f, starts)
 			return
 		}
 		w.stmt(f, c.X, false, 0, bg)
@@ -1121,4 +1126,87 @@ func braceExpand(w string, max int) ([]string, bool) {
 		}
 	}
 	return nil, false
+}
+
+// pipedScripts parses what a pipeline feeds to a shell reading its standard input, when it is a
+// literal: "echo 'rm -rf /' | sh" (Via "stdin"), "echo cm0gLXJmIC8= | base64 -d | bash" (Via
+// "base64"). starts[i] is the index in Commands of stage i's first command.
+func (w *walker) pipedScripts(f frame, starts []int) {
+	cmds := w.s.act.Commands
+	first := func(i int) *Command {
+		if i < 0 || starts[i] >= len(cmds) || (i+1 < len(starts) && starts[i] >= starts[i+1]) {
+			return nil
+		}
+		// The stage's own command is the first one emitted at this depth.
+		for k := starts[i]; k < len(cmds) && (i+1 >= len(starts) || k < starts[i+1]); k++ {
+			if cmds[k].Depth == f.depth {
+				return &cmds[k]
+			}
+		}
+		return nil
+	}
+	for i := 1; i < len(starts); i++ {
+		sh := first(i)
+		if sh == nil || !shells[sh.Name] {
+			continue
+		}
+		if _, hasC, file := shellScript(sh.Args); hasC || file != "" {
+			continue
+		}
+		prev := first(i - 1)
+		if prev == nil || prev.Dynamic {
+			continue
+		}
+		var text, via string
+		switch {
+		case isEcho(prev.Name):
+			text, via = echoText(prev), "stdin"
+		case prev.Name == "base64" && hasDecodeFlag(prev.Args):
+			src := first(i - 2)
+			if src == nil || src.Dynamic || !isEcho(src.Name) {
+				continue
+			}
+			dec, ok := decodeBase64(echoText(src))
+			if !ok {
+				continue
+			}
+			text, via = dec, "base64"
+		default:
+			continue
+		}
+		w.script(text, f.depth+1, via, f.sudo)
+	}
+}
+
+func isEcho(name string) bool { return name == "echo" || name == "printf" }
+
+func echoText(c *Command) string {
+	args := c.Args
+	for len(args) > 0 && c.Name == "echo" && (args[0] == "-n" || args[0] == "-e" || args[0] == "-E" || args[0] == "-ne" || args[0] == "-en") {
+		args = args[1:]
+	}
+	return strings.Join(args, " ")
+}
+
+func hasDecodeFlag(args []string) bool {
+	for _, a := range args {
+		if a == "-d" || a == "--decode" || a == "-D" || (strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.ContainsRune(a, 'd')) {
+			return true
+		}
+	}
+	return false
+}
+
+// decodeBase64 decodes standard or URL-safe base64, padded or not, to valid UTF-8 text.
+func decodeBase64(s string) (string, bool) {
+	s = strings.Join(strings.Fields(s), "")
+	if s == "" || len(s) > maxExpandedWord {
+		return "", false
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(s); err == nil && utf8.Valid(b) {
+			return string(b), true
+		}
+	}
+	return "", false
 }
