@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -9,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/gowebpki/jcs"
 )
@@ -20,32 +23,33 @@ import (
 // one decided while the log never stores the secrets in it. Redacted lists the JSON pointers
 // (RFC 6901) of the values that were replaced.
 type Decision struct {
-	CallID      string          `json:"call_id"`
-	Tool        string          `json:"tool"`
-	ActionClass string          `json:"action_class"`
-	ActionHash  string          `json:"action_hash"`
-	Arguments   json.RawMessage `json:"arguments,omitempty"`
-	ArgsHash    string          `json:"args_hash,omitempty"`
+	// Fields are in RFC 8785 member order (sorted names), which canonicalDecision relies on.
+	ActionClass string `json:"action_class"`
+	ActionHash  string `json:"action_hash"`
+	AgentID     string `json:"agent_id,omitempty"`
+	ArgsHash    string `json:"args_hash,omitempty"`
 	// ArgsInvalid is set when the arguments were not valid JSON: they are not stored, and
 	// ArgsHash is the SHA-256 of their raw bytes.
-	ArgsInvalid    bool     `json:"args_invalid,omitempty"`
-	Redacted       []string `json:"redacted,omitempty"`
-	Decision       string   `json:"decision"` // ALLOW | BLOCK | ESCALATE
-	Tier           int      `json:"tier"`
-	Rules          []string `json:"rules,omitempty"`
-	Reason         string   `json:"reason,omitempty"`
-	Confidence     float64  `json:"confidence,omitempty"`
-	BundleDigest   string   `json:"bundle_digest,omitempty"`
-	BundleRevision string   `json:"bundle_revision,omitempty"`
-	SessionID      string   `json:"session_id,omitempty"`
-	AgentID        string   `json:"agent_id,omitempty"`
-	Runtime        string   `json:"runtime,omitempty"`
-	Caller         string   `json:"caller,omitempty"`
-	DecisionID     string   `json:"decision_id,omitempty"`
-	EscalationID   string   `json:"escalation_id,omitempty"`
-	Judge          string   `json:"judge,omitempty"`
-	Cached         bool     `json:"cached,omitempty"`
-	Error          string   `json:"error,omitempty"`
+	ArgsInvalid    bool            `json:"args_invalid,omitempty"`
+	Arguments      json.RawMessage `json:"arguments,omitempty"`
+	BundleDigest   string          `json:"bundle_digest,omitempty"`
+	BundleRevision string          `json:"bundle_revision,omitempty"`
+	Cached         bool            `json:"cached,omitempty"`
+	CallID         string          `json:"call_id"`
+	Caller         string          `json:"caller,omitempty"`
+	Confidence     float64         `json:"confidence,omitempty"`
+	Decision       string          `json:"decision"` // ALLOW | BLOCK | ESCALATE
+	DecisionID     string          `json:"decision_id,omitempty"`
+	Error          string          `json:"error,omitempty"`
+	EscalationID   string          `json:"escalation_id,omitempty"`
+	Judge          string          `json:"judge,omitempty"`
+	Reason         string          `json:"reason,omitempty"`
+	Redacted       []string        `json:"redacted,omitempty"`
+	Rules          []string        `json:"rules,omitempty"`
+	Runtime        string          `json:"runtime,omitempty"`
+	SessionID      string          `json:"session_id,omitempty"`
+	Tier           int             `json:"tier"`
+	Tool           string          `json:"tool"`
 }
 
 // Redaction configures how secret-looking argument values are masked before a decision is
@@ -90,33 +94,83 @@ type redactor struct {
 	off    bool
 	keys   []*regexp.Regexp
 	values []*regexp.Regexp
+	// defaults is the built-in value patterns, run only on strings that contain one of their
+	// literal triggers (defaultTriggers); values holds the configured ones, run on every string.
+	defaults *regexp.Regexp
+	keyCache sync.Map // member name → bool, bounded by keyCacheMax
+	keyCount atomic.Int64
+}
+
+const keyCacheMax = 4096
+
+// defaultTriggers: every match of a default value pattern contains one of these (ASCII case
+// folded) substrings.
+var defaultTriggers = []string{"-----begin", "akia", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_",
+	"xox", "sk-", "glpat-", "eyj", "bearer", "basic", "=", "://"}
+
+func hasTrigger(s string) bool {
+	for _, t := range defaultTriggers {
+		if containsFold(s, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// containsFold reports whether s contains sub (lower-case ASCII) under ASCII case folding.
+func containsFold(s, sub string) bool {
+	n := len(sub)
+	for i := 0; i+n <= len(s); i++ {
+		c := s[i]
+		if c|0x20 != sub[0] && c != sub[0] {
+			continue
+		}
+		j := 1
+		for ; j < n; j++ {
+			c := s[i+j]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != sub[j] {
+				break
+			}
+		}
+		if j == n {
+			return true
+		}
+	}
+	return false
 }
 
 func (r Redaction) compile() (*redactor, error) {
 	if r.Disable {
 		return &redactor{off: true}, nil
 	}
-	var keys, values []string
+	var keys []string
 	if !r.NoDefaults {
 		keys = append(keys, defaultKeyPatterns...)
-		values = append(values, defaultValuePatterns...)
 	}
 	keys = append(keys, r.Keys...)
-	values = append(values, r.Values...)
 	out := &redactor{}
 	for _, k := range keys {
-		re, err := regexp.Compile("(?i)" + k)
-		if err != nil {
+		if _, err := regexp.Compile(k); err != nil {
 			return nil, fmt.Errorf("redaction key pattern %q: %w", k, err)
 		}
-		out.keys = append(out.keys, re)
 	}
-	for _, v := range values {
-		re, err := regexp.Compile(v)
-		if err != nil {
+	for _, v := range r.Values {
+		if _, err := regexp.Compile(v); err != nil {
 			return nil, fmt.Errorf("redaction value pattern %q: %w", v, err)
 		}
-		out.values = append(out.values, re)
+	}
+	// One alternation per kind: a single pass over each string.
+	if len(keys) > 0 {
+		out.keys = []*regexp.Regexp{regexp.MustCompile("(?i)(?:" + strings.Join(keys, ")|(?:") + ")")}
+	}
+	if len(r.Values) > 0 {
+		out.values = []*regexp.Regexp{regexp.MustCompile("(?:" + strings.Join(r.Values, ")|(?:") + ")")}
+	}
+	if !r.NoDefaults {
+		out.defaults = regexp.MustCompile("(?:" + strings.Join(defaultValuePatterns, ")|(?:") + ")")
 	}
 	return out, nil
 }
@@ -131,25 +185,27 @@ func ArgsHash(args json.RawMessage) (string, error) {
 	return hex.EncodeToString(s[:]), nil
 }
 
-// prepare fills ArgsHash from the original arguments and replaces Arguments by their redacted
-// form. It works on a copy; d is not modified.
+// prepare fills ArgsHash from the original arguments and replaces Arguments by their redacted,
+// canonical form. It works on a copy; d is not modified.
 func (r *redactor) prepare(d *Decision) (*Decision, error) {
 	out := *d
+	out.Redacted = nil
 	if len(d.Arguments) == 0 {
 		return &out, nil
 	}
-	h, err := ArgsHash(d.Arguments)
+	canon, err := jcs.Transform(d.Arguments)
 	if err != nil {
 		sum := sha256.Sum256(d.Arguments)
 		out.ArgsHash, out.ArgsInvalid, out.Arguments = hex.EncodeToString(sum[:]), true, nil
 		return &out, nil
 	}
-	out.ArgsHash = h
+	sum := sha256.Sum256(canon)
+	out.ArgsHash, out.Arguments = hex.EncodeToString(sum[:]), canon
 	if r.off {
 		return &out, nil
 	}
 	var v any
-	dec := json.NewDecoder(strings.NewReader(string(d.Arguments)))
+	dec := json.NewDecoder(bytes.NewReader(canon))
 	dec.UseNumber()
 	if err := dec.Decode(&v); err != nil {
 		return nil, fmt.Errorf("decode arguments: %w", err)
@@ -163,10 +219,39 @@ func (r *redactor) prepare(d *Decision) (*Decision, error) {
 	if err != nil {
 		return nil, fmt.Errorf("marshal redacted arguments: %w", err)
 	}
+	if out.Arguments, err = jcs.Transform(red); err != nil {
+		return nil, fmt.Errorf("canonicalize redacted arguments: %w", err)
+	}
 	sort.Strings(paths)
-	out.Arguments = red
 	out.Redacted = paths
 	return &out, nil
+}
+
+// canonicalDecision returns the RFC 8785 form of d, whose Arguments must already be canonical.
+// encoding/json writes the struct's members in declaration order (sorted), numbers as ES6 does,
+// and, without HTML escaping, strings as RFC 8785 does except for U+2028 and U+2029, which it
+// escapes, and invalid UTF-8; such payloads go through the general canonicalizer.
+func canonicalDecision(d *Decision) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(d); err != nil {
+		return nil, fmt.Errorf("marshal decision: %w", err)
+	}
+	out := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	// encoding/json writes \u escapes other than for control characters (\u00xx) for U+2028,
+	// U+2029 and invalid UTF-8 (\ufffd); RFC 8785 writes those characters literally.
+	for i := 0; ; {
+		j := bytes.Index(out[i:], []byte(`\u`))
+		if j < 0 {
+			break
+		}
+		i += j + 2
+		if !bytes.HasPrefix(out[i:], []byte("00")) {
+			return jcs.Transform(out)
+		}
+	}
+	return out, nil
 }
 
 // walk redacts v in place. Under a member whose name looks secret (secret is true), every
@@ -189,6 +274,9 @@ func (r *redactor) walk(v any, path string, secret bool, paths *[]string) any {
 			return RedactedMark
 		}
 		s := x
+		if r.defaults != nil && hasTrigger(s) {
+			s = r.defaults.ReplaceAllString(s, RedactedMark)
+		}
 		for _, re := range r.values {
 			s = re.ReplaceAllString(s, RedactedMark)
 		}
@@ -202,12 +290,20 @@ func (r *redactor) walk(v any, path string, secret bool, paths *[]string) any {
 }
 
 func (r *redactor) secretKey(k string) bool {
+	if v, ok := r.keyCache.Load(k); ok {
+		return v.(bool)
+	}
+	secret := false
 	for _, re := range r.keys {
 		if re.MatchString(k) {
-			return true
+			secret = true
 		}
 	}
-	return false
+	if r.keyCount.Load() < keyCacheMax {
+		r.keyCount.Add(1)
+		r.keyCache.Store(k, secret)
+	}
+	return secret
 }
 
 func pointerEscape(s string) string {

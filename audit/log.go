@@ -53,6 +53,10 @@ type Log struct {
 	recovery *Recovery
 
 	// Writer-owned state.
+	next      uint64 // seq of the next record written (size counts only durable ones)
+	wend      int64  // bytes written to the active segment
+	syncCh    chan *pending
+	syncDone  chan struct{}
 	w         segmentFile
 	wseg      *segment
 	wstart    time.Time // time of the active segment's first record (zero: empty)
@@ -61,6 +65,17 @@ type Log struct {
 	sinceCkpt int
 	oldest    time.Time // time of the oldest record not covered by a checkpoint
 	buf, body []byte
+}
+
+// pending is a written batch waiting for its fsync.
+type pending struct {
+	f       segmentFile
+	seg     *segment
+	reqs    []*appendReq
+	first   uint64 // seq of reqs[0]
+	hashes  []string
+	end     int64         // segment size once this batch is durable
+	barrier chan struct{} // closed once processed (nil: none)
 }
 
 type appendReq struct {
@@ -90,12 +105,13 @@ func Open(cfg Config) (*Log, error) {
 		return nil, err
 	}
 	l := &Log{cfg: cfg, dir: cfg.Dir, red: red, sig: sig, reqs: make(chan *appendReq, 4096),
-		done: make(chan struct{}), sessions: map[string][]uint64{}, notify: make(chan struct{}), prev: ZeroHash}
+		done: make(chan struct{}), syncCh: make(chan *pending, 64), syncDone: make(chan struct{}), sessions: map[string][]uint64{}, notify: make(chan struct{}), prev: ZeroHash}
 	if err := l.load(); err != nil {
 		l.closeReaders()
 		return nil, err
 	}
 	go l.run()
+	go l.syncer()
 	if r := l.recovery; r != nil {
 		if _, err := l.Append(context.Background(), TypeRecovered, r); err != nil {
 			l.Close()
@@ -164,7 +180,7 @@ func (l *Log) load() error {
 			l.wstart = time.Unix(0, sc.seg.times[0]).UTC()
 		}
 	}
-	l.size = next
+	l.size, l.next = next, next
 	if l.ckpt != nil {
 		l.sinceCkpt = int(l.size - l.ckpt.Seq - 1)
 	} else {
@@ -182,6 +198,7 @@ func (l *Log) load() error {
 		return fmt.Errorf("open active segment: %w", err)
 	}
 	l.setWriter(f, last)
+	l.wend = last.end
 	if len(last.offs) == 0 {
 		l.wstart = time.Time{}
 	}
@@ -200,7 +217,7 @@ func (l *Log) setWriter(f *os.File, seg *segment) {
 
 // newSegment creates the segment for the next record and makes it the active one.
 func (l *Log) newSegment() error {
-	name := segmentName(l.size)
+	name := segmentName(l.next)
 	path := filepath.Join(l.dir, name)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
@@ -215,11 +232,12 @@ func (l *Log) newSegment() error {
 		f.Close()
 		return err
 	}
-	seg := &segment{first: l.size, name: name, rf: rf}
+	seg := &segment{first: l.next, name: name, rf: rf}
 	l.mu.Lock()
 	l.segs = append(l.segs, seg)
 	l.mu.Unlock()
 	l.setWriter(f, seg)
+	l.wend = 0
 	l.wstart = time.Time{}
 	return nil
 }
@@ -250,7 +268,13 @@ func (l *Log) Append(ctx context.Context, typ Type, payload any) (Position, erro
 		}
 		payload, session = p, d.SessionID
 	}
-	p, err := canonicalPayload(payload)
+	var p []byte
+	var err error
+	if d, ok := payload.(*Decision); ok {
+		p, err = canonicalDecision(d)
+	} else {
+		p, err = canonicalPayload(payload)
+	}
 	if err != nil {
 		return Position{}, fmt.Errorf("append: %w", err)
 	}
@@ -346,6 +370,10 @@ const maxBatch = 8192
 // run is the writer goroutine.
 func (l *Log) run() {
 	defer close(l.done)
+	defer func() {
+		close(l.syncCh)
+		<-l.syncDone
+	}()
 	tick := min(l.cfg.CheckpointInterval, l.cfg.SegmentMaxAge, time.Second)
 	if tick <= 0 {
 		tick = time.Second
@@ -403,12 +431,14 @@ func (l *Log) housekeeping(timer bool) {
 	if l.sinceCkpt >= l.cfg.CheckpointEvery || (l.sinceCkpt > 0 && now.Sub(l.oldest) >= l.cfg.CheckpointInterval) {
 		l.checkpoint()
 	}
-	if l.wseg.end >= l.cfg.SegmentMaxBytes || (!l.wstart.IsZero() && now.Sub(l.wstart) >= l.cfg.SegmentMaxAge) {
+	if l.wend >= l.cfg.SegmentMaxBytes || (!l.wstart.IsZero() && now.Sub(l.wstart) >= l.cfg.SegmentMaxAge) {
 		l.rotate()
 	}
 }
 
-// commit writes a batch, fsyncs it, publishes it to readers and answers its appenders.
+// commit writes a batch with one write and hands it to the syncer, which fsyncs, publishes it
+// to readers and answers its appenders. While one fsync runs, the writer keeps writing the
+// batches that arrive, and the next fsync covers them all.
 func (l *Log) commit(batch []*appendReq) {
 	if err := l.Healthy(); err != nil {
 		for _, r := range batch {
@@ -424,8 +454,9 @@ func (l *Log) commit(batch []*appendReq) {
 		hash [32]byte
 	}
 	ents := make([]ent, len(batch))
+	hashes := make([]string, len(batch))
 	l.buf = l.buf[:0]
-	seq := l.size
+	seq := l.next
 	prev := l.prev
 	for i, r := range batch {
 		t := time.Now().UTC().Round(0)
@@ -435,15 +466,12 @@ func (l *Log) commit(batch []*appendReq) {
 		l.lastTime = t
 		l.body = appendBody(l.body[:0], seq+uint64(i), t, r.typ, r.payload, prev)
 		h := LeafHash(l.body)
-		ents[i] = ent{off: l.wseg.end + int64(len(l.buf)), t: t.UnixNano(), hash: h}
+		ents[i] = ent{off: l.wend + int64(len(l.buf)), t: t.UnixNano(), hash: h}
 		l.buf = appendLine(l.buf, l.body, h)
 		prev = hex.EncodeToString(h[:])
+		hashes[i] = prev
 	}
-	_, err := l.w.Write(l.buf)
-	if err == nil {
-		err = l.w.Sync()
-	}
-	if err != nil {
+	if _, err := l.w.Write(l.buf); err != nil {
 		l.fail(fmt.Errorf("write records %d..%d to %s: %w", seq, seq+uint64(len(batch))-1, l.wseg.name, err))
 		herr := l.Healthy()
 		for _, r := range batch {
@@ -453,6 +481,7 @@ func (l *Log) commit(batch []*appendReq) {
 		}
 		return
 	}
+	// Index the records now (readers only see them once size covers them).
 	l.mu.Lock()
 	for i, e := range ents {
 		l.wseg.offs = append(l.wseg.offs, e.off)
@@ -462,16 +491,14 @@ func (l *Log) commit(batch []*appendReq) {
 			l.sessions[s] = append(l.sessions[s], seq+uint64(i))
 		}
 	}
-	l.wseg.end += int64(len(l.buf))
-	l.size += uint64(len(batch))
-	close(l.notify)
-	l.notify = make(chan struct{})
 	l.mu.Unlock()
+	l.wend += int64(len(l.buf))
+	l.next += uint64(len(batch))
 	if l.wstart.IsZero() {
 		l.wstart = time.Unix(0, ents[0].t)
 	}
 	l.prev = prev
-	for i, r := range batch {
+	for _, r := range batch {
 		if r.typ == TypeCheckpoint {
 			l.sinceCkpt = 0
 		} else {
@@ -480,12 +507,82 @@ func (l *Log) commit(batch []*appendReq) {
 			}
 			l.sinceCkpt++
 		}
-		if r.done != nil {
-			r.done <- appendRes{pos: Position{Seq: seq + uint64(i), Hash: hex.EncodeToString(ents[i].hash[:])}}
-		}
 	}
+	l.syncCh <- &pending{f: l.w, seg: l.wseg, reqs: append([]*appendReq(nil), batch...), first: seq, hashes: hashes, end: l.wend}
 	if len(l.buf) > 1<<20 {
 		l.buf = nil
+	}
+}
+
+// barrier waits until everything written so far is durable (or has failed).
+func (l *Log) barrier() {
+	ch := make(chan struct{})
+	l.syncCh <- &pending{barrier: ch}
+	<-ch
+}
+
+// syncer fsyncs written batches, publishes them and answers their appenders, in order.
+func (l *Log) syncer() {
+	defer close(l.syncDone)
+	group := make([]*pending, 0, 64)
+	for p := range l.syncCh {
+		group = append(group[:0], p)
+	drain:
+		for {
+			select {
+			case p, ok := <-l.syncCh:
+				if !ok {
+					break drain
+				}
+				group = append(group, p)
+			default:
+				break drain
+			}
+		}
+		// One fsync per file in the group (a rotation may put two files in one group).
+		var err error
+		var synced segmentFile
+		for _, p := range group {
+			if p.f != nil && p.f != synced && err == nil {
+				if err = p.f.Sync(); err != nil {
+					l.fail(fmt.Errorf("fsync %s: %w", p.seg.name, err))
+				}
+				synced = p.f
+			}
+		}
+		if err != nil {
+			herr := l.Healthy()
+			for _, p := range group {
+				for _, r := range p.reqs {
+					if r.done != nil {
+						r.done <- appendRes{err: herr}
+					}
+				}
+			}
+		} else {
+			l.mu.Lock()
+			for _, p := range group {
+				if p.seg != nil {
+					p.seg.end = p.end
+					l.size = p.first + uint64(len(p.reqs))
+				}
+			}
+			close(l.notify)
+			l.notify = make(chan struct{})
+			l.mu.Unlock()
+			for _, p := range group {
+				for i, r := range p.reqs {
+					if r.done != nil {
+						r.done <- appendRes{pos: Position{Seq: p.first + uint64(i), Hash: p.hashes[i]}}
+					}
+				}
+			}
+		}
+		for _, p := range group {
+			if p.barrier != nil {
+				close(p.barrier)
+			}
+		}
 	}
 }
 
@@ -493,7 +590,7 @@ func (l *Log) commit(batch []*appendReq) {
 // replaces the checkpoint file.
 func (l *Log) checkpoint() {
 	l.mu.RLock()
-	size := l.size
+	size := l.next
 	root, err := l.tr.root(size)
 	l.mu.RUnlock()
 	if err != nil {
@@ -512,6 +609,7 @@ func (l *Log) checkpoint() {
 		return
 	}
 	l.commit([]*appendReq{{typ: TypeCheckpoint, payload: p}})
+	l.barrier() // the checkpoint file may only name a durable record
 	if l.Healthy() != nil {
 		return
 	}
@@ -533,6 +631,10 @@ func (l *Log) rotate() {
 		}
 	}
 	seg := l.wseg
+	l.barrier()
+	if l.Healthy() != nil {
+		return
+	}
 	if err := l.w.Close(); err != nil {
 		l.fail(fmt.Errorf("close segment %s: %w", seg.name, err))
 		return

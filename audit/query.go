@@ -263,6 +263,9 @@ func (l *Log) SignedCheckpoint() ([]byte, Checkpoint, error) {
 func (l *Log) Root(size uint64) ([]byte, error) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
+	if size > l.size {
+		return nil, fmt.Errorf("tree size %d beyond the log's %d", size, l.size)
+	}
 	return l.tr.root(size)
 }
 
