@@ -1,0 +1,89 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shieldsec/shield/sandbox"
+)
+
+// TestMain lets the test binary act as the shield trampoline, so the shell executor's tests run
+// commands under the real sandbox.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == sandbox.TrampolineCommand {
+		if err := sandbox.Trampoline(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "trampoline:", err)
+		}
+		os.Exit(126)
+	}
+	os.Exit(m.Run())
+}
+
+func TestShellConfined(t *testing.T) {
+	if sandbox.LandlockABI() < 4 {
+		t.Skipf("Landlock ABI %d: the shell executor needs ABI 4 (TCP rules)", sandbox.LandlockABI())
+	}
+	base := t.TempDir()
+	ws := filepath.Join(base, "ws")
+	os.Mkdir(ws, 0o755)
+	secret := filepath.Join(base, "secret")
+	os.WriteFile(secret, []byte("TOKEN-123"), 0o644)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	accepted := make(chan struct{}, 1)
+	go func() {
+		if c, err := l.Accept(); err == nil {
+			accepted <- struct{}{}
+			c.Close()
+		}
+	}()
+	port := l.Addr().(*net.TCPAddr).Port
+	s := &Shell{ShieldBin: os.Args[0], Workspace: ws, Timeout: 20 * time.Second, MaxOutput: 4096}
+	ctx := context.Background()
+
+	run := func(cmd string) Result {
+		t.Helper()
+		r, err := s.Run(ctx, cmd)
+		if err != nil {
+			t.Fatalf("%s: %v", cmd, err)
+		}
+		return r
+	}
+	if r := run("echo hello > out.txt && cat out.txt && ls"); r.ExitCode != 0 || !strings.Contains(r.Output, "hello") {
+		t.Fatalf("work inside the workspace failed: %+v", r)
+	}
+	if r := run("cat " + secret); r.ExitCode == 0 || strings.Contains(r.Output, "TOKEN-123") {
+		t.Errorf("read outside the workspace: %+v", r)
+	}
+	if r := run("echo x > " + filepath.Join(base, "planted")); r.ExitCode == 0 {
+		t.Errorf("write outside the workspace: %+v", r)
+	}
+	if _, err := os.Stat(filepath.Join(base, "planted")); err == nil {
+		t.Error("file planted outside the workspace")
+	}
+	// bash's /dev/tcp is not available in sh; use a program that connects.
+	if r := run(fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d 2>&1 || python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", %d), 2)' 2>&1; echo rc=$?", port, port)); strings.Contains(r.Output, "rc=0") {
+		t.Errorf("network connect succeeded: %+v", r)
+	}
+	select {
+	case <-accepted:
+		t.Error("listener received a connection from the confined shell")
+	case <-time.After(100 * time.Millisecond):
+	}
+	if r := run("head -c 10000 /dev/zero | tr \"\\\\000\" a"); !r.Truncated || len(r.Output) != 4096 {
+		t.Errorf("output cap: len %d truncated %v: %q", len(r.Output), r.Truncated, r.Output[:min(len(r.Output), 200)])
+	}
+	s.Timeout = 300 * time.Millisecond
+	if r := run("sleep 5"); !r.TimedOut {
+		t.Errorf("timeout not enforced: %+v", r)
+	}
+}
