@@ -195,3 +195,13 @@ func bytesTrimNote(b []byte) []byte {
 func ed25519Key(seed []byte) ed25519.PublicKey {
 	return ed25519.NewKeyFromSeed(seed).Public().(ed25519.PublicKey)
 }
+
+// parseSignedCheckpoint returns the body of a signed checkpoint note without checking its
+// signatures.
+func parseSignedCheckpoint(signed []byte) (Checkpoint, error) {
+	text, _, ok := bytes.Cut(signed, []byte("\n\n"))
+	if !ok {
+		return Checkpoint{}, errors.New("checkpoint note has no signature block")
+	}
+	return ParseCheckpoint(string(text) + "\n")
+}

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -36,6 +37,9 @@ type Log struct {
 	dir string
 	red *redactor
 	sig *signer
+
+	lock     *os.File // flock on Dir/LOCK: one writer per directory (nil: read-only)
+	readOnly bool
 
 	sendMu sync.RWMutex // held for reading while sending on reqs; Close holds it to close reqs
 	closed bool
@@ -100,14 +104,20 @@ func Open(cfg Config) (*Log, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create audit dir: %w", err)
 	}
-	sig, err := loadOrCreateKey(cfg.KeyFile, cfg.Origin)
+	lock, err := lockDir(cfg.Dir)
 	if err != nil {
 		return nil, err
 	}
-	l := &Log{cfg: cfg, dir: cfg.Dir, red: red, sig: sig, reqs: make(chan *appendReq, 4096),
+	sig, err := loadOrCreateKey(cfg.KeyFile, cfg.Origin)
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	l := &Log{cfg: cfg, lock: lock, dir: cfg.Dir, red: red, sig: sig, reqs: make(chan *appendReq, 4096),
 		done: make(chan struct{}), syncCh: make(chan *pending, 64), syncDone: make(chan struct{}), sessions: map[string][]uint64{}, notify: make(chan struct{}), prev: ZeroHash}
 	if err := l.load(); err != nil {
 		l.closeReaders()
+		lock.Close()
 		return nil, err
 	}
 	go l.run()
@@ -119,6 +129,35 @@ func Open(cfg Config) (*Log, error) {
 		}
 	}
 	return l, nil
+}
+
+// OpenReadOnly opens the log in dir for reading (Get, Query, proofs) without taking the writer's
+// lock: it sees the records durable when it was opened. A torn tail is skipped, not
+// quarantined. Append fails; Close releases the files.
+func OpenReadOnly(dir string) (*Log, error) {
+	if _, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("open audit log: %w", err)
+	}
+	l := &Log{dir: dir, readOnly: true, sessions: map[string][]uint64{}, notify: make(chan struct{}),
+		done: make(chan struct{}), prev: ZeroHash}
+	if err := l.load(); err != nil {
+		l.closeReaders()
+		return nil, err
+	}
+	return l, nil
+}
+
+// lockDir takes an exclusive, non-blocking flock on dir/LOCK.
+func lockDir(dir string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(dir, "LOCK"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open audit lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("audit log %s is in use by another process: %w", dir, err)
+	}
+	return f, nil
 }
 
 // load indexes the existing segments and opens the active one for appending.
@@ -147,7 +186,9 @@ func (l *Log) load() error {
 			if sc, err = scanSegment(path, in.first, l.prev); err != nil {
 				return err
 			}
-			if sc.tornAt >= 0 {
+			if sc.tornAt >= 0 && l.readOnly && isLast {
+				// A reader leaves a torn tail to the writer; records before it are readable.
+			} else if sc.tornAt >= 0 {
 				if !isLast || sealed {
 					return fmt.Errorf("segment %s: %v at offset %d (run shield audit verify)", in.name, sc.tornErr, sc.tornAt)
 				}
@@ -155,7 +196,7 @@ func (l *Log) load() error {
 					return fmt.Errorf("quarantine torn tail of %s: %w", in.name, err)
 				}
 			}
-			if sealed && len(sc.offs()) > 0 {
+			if sealed && !l.readOnly && len(sc.offs()) > 0 {
 				_ = writeIndex(l.dir, sc) // a cache: failing to write it only costs a rescan
 			}
 		}
@@ -188,6 +229,9 @@ func (l *Log) load() error {
 	}
 	if l.sinceCkpt > 0 {
 		l.oldest = time.Now()
+	}
+	if l.readOnly {
+		return nil
 	}
 	if len(l.segs) == 0 || l.segs[len(l.segs)-1].sealed {
 		return l.newSegment()
@@ -252,6 +296,9 @@ func (l *Log) Append(ctx context.Context, typ Type, payload any) (Position, erro
 	}
 	if typ == TypeCheckpoint {
 		return Position{}, errors.New("append: checkpoint records are written by the log itself")
+	}
+	if l.readOnly {
+		return Position{}, errors.New("append: log opened read-only")
 	}
 	session := ""
 	switch d := payload.(type) {
@@ -326,7 +373,13 @@ func (l *Log) fail(err error) {
 func (l *Log) Recovery() *Recovery { return l.recovery }
 
 // PublicKey returns the note verifier key of the checkpoint signer ("name+hash+key").
-func (l *Log) PublicKey() string { return l.sig.vkey }
+// It is empty for a log opened read-only.
+func (l *Log) PublicKey() string {
+	if l.sig == nil {
+		return ""
+	}
+	return l.sig.vkey
+}
 
 // Dir returns the log directory.
 func (l *Log) Dir() string { return l.dir }
@@ -334,6 +387,10 @@ func (l *Log) Dir() string { return l.dir }
 // Close writes a final checkpoint, stops the writer and closes the files. Appends after Close
 // fail with ErrClosed.
 func (l *Log) Close() error {
+	if l.readOnly {
+		l.closeReaders()
+		return nil
+	}
 	l.sendMu.Lock()
 	if l.closed {
 		l.sendMu.Unlock()
@@ -345,6 +402,9 @@ func (l *Log) Close() error {
 	l.sendMu.Unlock()
 	<-l.done
 	l.closeReaders()
+	if l.lock != nil {
+		l.lock.Close()
+	}
 	err := l.Healthy()
 	if errors.Is(err, ErrUnhealthy) {
 		return err

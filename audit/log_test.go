@@ -232,3 +232,24 @@ func TestRotation(t *testing.T) {
 		t.Fatalf("session query found %d records, want 60", len(res.Records))
 	}
 }
+
+func TestOneWriterPerDir(t *testing.T) {
+	cfg := testConfig(t)
+	l := mustOpen(t, cfg)
+	defer l.Close()
+	if _, err := Open(cfg); err == nil {
+		t.Fatal("a second writer opened the same directory")
+	}
+	appendDecisions(t, l, 3, "s")
+	r, err := OpenReadOnly(cfg.Dir)
+	if err != nil {
+		t.Fatalf("OpenReadOnly beside the writer: %v", err)
+	}
+	defer r.Close()
+	if r.Size() != 3 {
+		t.Fatalf("reader sees %d records, want 3", r.Size())
+	}
+	if _, err := r.Append(context.Background(), TypeDecision, &Decision{}); err == nil {
+		t.Fatal("Append on a read-only log succeeded")
+	}
+}
