@@ -51,6 +51,123 @@ func DecodeArguments(raw []byte, lim Limits) (map[string]any, error) {
 		off := invalidUTF8Offset(raw)
 		return nil, &ArgumentsError{Reason: fmt.Sprintf("invalid UTF-8 at byte offset %d", off)}
 	}
+	if v, ok := decodeFast(raw, lim.MaxDepth); ok {
+		return v, nil
+	}
+	return decodeSlow(raw, lim)
+}
+
+// decodeFast decodes valid arguments with encoding/json in one call, then checks what the token
+// decoder checks (depth, NUL characters, duplicate keys). ok is false when anything is wrong; the
+// slow path then says what and where. FuzzDecodePaths checks that both paths agree.
+func decodeFast(raw []byte, maxDepth int) (map[string]any, bool) {
+	if hasDuplicateKeys(raw) {
+		return nil, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil || m == nil {
+		return nil, false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, false
+	}
+	if !checkValue(m, 1, maxDepth) {
+		return nil, false
+	}
+	return m, true
+}
+
+// checkValue reports whether v (a container at depth) nests no deeper than max and holds no NUL.
+func checkValue(v any, depth, max int) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		if depth > max {
+			return false
+		}
+		for k, e := range x {
+			if strings.IndexByte(k, 0) >= 0 || !checkValue(e, depth+1, max) {
+				return false
+			}
+		}
+	case []any:
+		if depth > max {
+			return false
+		}
+		for _, e := range x {
+			if !checkValue(e, depth+1, max) {
+				return false
+			}
+		}
+	case string:
+		return strings.IndexByte(x, 0) < 0
+	}
+	return true
+}
+
+// hasDuplicateKeys scans JSON text (assumed well-formed; malformed text is left to the decoder)
+// for an object with the same key twice, comparing keys after unescaping.
+func hasDuplicateKeys(raw []byte) bool {
+	type frame struct {
+		object  bool
+		wantKey bool
+		keys    []string
+	}
+	var stack []frame
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; c {
+		case '{':
+			stack = append(stack, frame{object: true, wantKey: true})
+		case '[':
+			stack = append(stack, frame{})
+		case '}', ']':
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
+		case ',':
+			if n := len(stack); n > 0 && stack[n-1].object {
+				stack[n-1].wantKey = true
+			}
+		case '"':
+			j := i + 1
+			esc := false
+			for ; j < len(raw); j++ {
+				if raw[j] == '\\' {
+					j++
+					esc = true
+					continue
+				}
+				if raw[j] == '"' {
+					break
+				}
+			}
+			if j >= len(raw) {
+				return false // unterminated: the decoder reports it
+			}
+			if n := len(stack); n > 0 && stack[n-1].object && stack[n-1].wantKey {
+				key := string(raw[i+1 : j])
+				if esc {
+					if err := json.Unmarshal(raw[i:j+1], &key); err != nil {
+						return false
+					}
+				}
+				for _, k := range stack[n-1].keys {
+					if k == key {
+						return true
+					}
+				}
+				stack[n-1].keys = append(stack[n-1].keys, key)
+				stack[n-1].wantKey = false
+			}
+			i = j
+		}
+	}
+	return false
+}
+
+// decodeSlow walks the tokens, checking as it goes, and says exactly what is wrong and where.
+func decodeSlow(raw []byte, lim Limits) (map[string]any, error) {
 	d := &argDecoder{dec: json.NewDecoder(bytes.NewReader(raw)), maxDepth: lim.MaxDepth}
 	d.dec.UseNumber()
 	tok, err := d.token("$")

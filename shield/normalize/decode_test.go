@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -110,6 +111,37 @@ func FuzzDecodeArguments(f *testing.F) {
 		}
 		if d := cmp.Diff(v, v2); d != "" {
 			t.Fatalf("round trip differs:\n%s", d)
+		}
+	})
+}
+
+// FuzzDecodePaths checks that the fast path (one encoding/json call and checks) and the token path
+// accept the same inputs with the same values.
+func FuzzDecodePaths(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":1,"a":2}`, `{"a":1,"\u0061":2}`, `{"a":{"b":1},"b":{"b":2}}`, `{"a":[{"x":1},{"x":1}]}`,
+		`{"a":"\"x\":1,\"x\":2"}`, `{"k\\":1,"k\\":2}`, `{"a":"\u0000"}`, `{"a":[[[[[[1]]]]]]}`, `{} x`, `{"a":1}{}`} {
+		f.Add([]byte(s))
+	}
+	for _, raw := range corpusArguments(f) {
+		f.Add(raw)
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if !utf8.Valid(raw) {
+			return
+		}
+		lim := Limits{MaxDepth: 4}.withDefaults()
+		fast, ok := decodeFast(raw, lim.MaxDepth)
+		slow, err := decodeSlow(raw, lim)
+		if ok && err != nil {
+			t.Fatalf("fast path accepts, token path rejects: %v", err)
+		}
+		if ok {
+			if d := cmp.Diff(slow, fast); d != "" {
+				t.Fatalf("values differ:\n%s", d)
+			}
+		}
+		if !ok && err == nil && !hasDuplicateKeys(raw) {
+			t.Fatalf("fast path rejects what the token path accepts: %q", raw)
 		}
 	})
 }
