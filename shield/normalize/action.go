@@ -56,6 +56,7 @@ const (
 )
 
 // Action is a normalised tool call. The zero value is an unknown action with nothing parsed.
+// Normalize returns every list non-nil (empty lists encode as [], never null).
 //
 // Field names in the `json` tags are the names CEL rules and Rego policies see (input.<name>).
 type Action struct {

@@ -81,6 +81,7 @@ func (n *Normalizer) Normalize(tool string, args map[string]any, cwd string) (ac
 		if r := recover(); r != nil {
 			act = &Action{Tool: tool, Class: ClassUnknown, Args: args, Workspace: n.opt.Workspace,
 				Cwd: n.opt.Workspace, ParseError: fmt.Sprintf("internal error while normalising: %v", r), Truncated: true}
+			act.fillNil()
 		}
 	}()
 	s := &state{n: n, act: act}
@@ -105,7 +106,36 @@ func (n *Normalizer) Normalize(tool string, args map[string]any, cwd string) (ac
 	s.generic(args, used, known && len(e.Command) > 0)
 	s.collectStrings(args)
 	s.textURLs()
+	act.fillNil()
 	return act
+}
+
+// fillNil makes every list non-nil, so rules and policies see [] rather than null.
+func (a *Action) fillNil() {
+	if a.Commands == nil {
+		a.Commands = []Command{}
+	}
+	for i := range a.Commands {
+		c := &a.Commands[i]
+		if c.Redirects == nil {
+			c.Redirects = []Redirect{}
+		}
+		if c.Env == nil {
+			c.Env = []string{}
+		}
+	}
+	if a.Paths == nil {
+		a.Paths = []Path{}
+	}
+	if a.URLs == nil {
+		a.URLs = []URL{}
+	}
+	if a.Recipients == nil {
+		a.Recipients = []string{}
+	}
+	if a.Strings == nil {
+		a.Strings = []string{}
+	}
 }
 
 func (s *state) applyEntry(e *Entry, used map[string]bool) {
