@@ -3,6 +3,7 @@ package normalize
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -208,6 +209,21 @@ func (s *state) applyEntry(e *Entry, used map[string]bool) {
 	for _, v := range take(e.Command) {
 		s.command(v)
 		break
+	}
+	if e.Class == ClassCodeExec && s.act.Content != "" {
+		s.codePaths(s.act.Content)
+	}
+}
+
+// quotedPathRE finds quoted absolute or home-relative paths inside code ('/etc/shadow', "~/.ssh").
+var quotedPathRE = regexp.MustCompile(`['"]((?:/|~/)[^'"\s]+)['"]`)
+
+// codePaths records the paths quoted in a piece of code (role arg), at most 64.
+func (s *state) codePaths(code string) {
+	for _, m := range quotedPathRE.FindAllStringSubmatch(code, 64) {
+		if !strings.Contains(m[1], "://") {
+			s.addPath(m[1], RoleArg)
+		}
 	}
 }
 

@@ -906,6 +906,10 @@ func (w *walker) extract(name string, ws words) {
 			}
 		}
 	}
+	if isInterpreter(name) {
+		w.interpreterOperands(args)
+		return
+	}
 	if name == "find" {
 		for _, a := range args.argv {
 			if strings.HasPrefix(a, "-") || a == "(" || a == "!" {
@@ -1209,4 +1213,43 @@ func decodeBase64(s string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// isInterpreter: python*, node, ruby, perl, php, … (their first operand is a script file).
+func isInterpreter(name string) bool {
+	switch name {
+	case "node", "nodejs", "ruby", "perl", "php", "lua", "Rscript", "tclsh", "deno", "bun", "osascript", "pwsh", "powershell":
+		return true
+	}
+	return strings.HasPrefix(name, "python") || strings.HasPrefix(name, "pypy")
+}
+
+// interpreterOperands records an interpreter's script file (role exec), or, for inline code
+// (-c, -e, -r, eval), the absolute and home-relative paths quoted in the code (role arg).
+func (w *walker) interpreterOperands(args words) {
+	for i := 0; i < len(args.argv); i++ {
+		a := args.argv[i]
+		switch a {
+		case "-c", "-e", "-E", "-r", "--eval", "-p", "--print", "eval":
+			if i+1 < len(args.argv) {
+				w.s.codePaths(args.argv[i+1])
+			}
+			return
+		case "-m", "run":
+			if a == "run" && i > 0 {
+				continue
+			}
+			if a == "-m" {
+				return // a module, not a file
+			}
+			continue
+		}
+		if strings.HasPrefix(a, "-") {
+			continue
+		}
+		if !(args.dyn[i] && strings.Contains(a, "$(")) {
+			w.s.addPath(a, RoleExec)
+		}
+		return
+	}
 }
