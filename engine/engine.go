@@ -1,0 +1,395 @@
+// Package engine is the privileged process that runs agents for Shield: it accepts one sandboxed
+// agent on AgentService (after checking its token and canary report), serves clients on
+// ClientService, sends every tool call the agent proposes through the same Shield pipeline as
+// Evaluate, and runs only what the pipeline allows, with workspace-confined executors.
+//
+// engine imports shield, sandbox, engine/exec and the generated agent protocol; only cmd imports it.
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	agentv1 "github.com/shieldsec/shield/proto/agent/v1"
+	"github.com/shieldsec/shield/shield"
+)
+
+// MaxToolRounds bounds the tool calls of one response.
+const MaxToolRounds = 25
+
+// Recorder writes engine events (agent start, canary report) to the audit trail.
+type Recorder interface {
+	Record(ctx context.Context, typ string, payload any) error
+}
+
+// Config configures an Engine.
+type Config struct {
+	Pipeline *shield.Pipeline
+	Tools    *Tools
+	Sessions *Sessions
+	Recorder Recorder // nil: nothing recorded beyond the pipeline's decisions
+	Log      *slog.Logger
+	// TurnTimeout bounds one client message (model turns and tool calls). Default 10 minutes.
+	TurnTimeout time.Duration
+}
+
+// Engine serves AgentService and ClientService.
+type Engine struct {
+	agentv1.UnimplementedAgentServiceServer
+	agentv1.UnimplementedClientServiceServer
+
+	cfg Config
+
+	mu      sync.Mutex
+	token   []byte // expected token of the next agent; nil: none expected
+	canary  string // canary report JSON the supervisor produced for that agent
+	agent   *agentConn
+	agentCh chan struct{} // closed and replaced when an agent connects
+
+	turn sync.Mutex // one client message at a time: the agent runs one conversation
+}
+
+// agentConn is a connected, authenticated agent.
+type agentConn struct {
+	id     string
+	stream agentv1.AgentService_RunSessionServer
+	events chan *agentv1.AgentEvent
+	done   chan struct{}
+	sendMu sync.Mutex
+}
+
+func (a *agentConn) send(d *agentv1.EngineDirective) error {
+	a.sendMu.Lock()
+	defer a.sendMu.Unlock()
+	return a.stream.Send(d)
+}
+
+var (
+	_ agentv1.AgentServiceServer  = (*Engine)(nil)
+	_ agentv1.ClientServiceServer = (*Engine)(nil)
+)
+
+// New returns an engine.
+func New(cfg Config) (*Engine, error) {
+	if cfg.Pipeline == nil || cfg.Tools == nil || cfg.Sessions == nil {
+		return nil, errors.New("engine: pipeline, tools and sessions are required")
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.TurnTimeout <= 0 {
+		cfg.TurnTimeout = 10 * time.Minute
+	}
+	return &Engine{cfg: cfg, agentCh: make(chan struct{})}, nil
+}
+
+// NewToken returns a fresh 128-bit agent token (hex) and makes it the one the next agent must
+// present, with the canary report the supervisor accepted for it.
+func (e *Engine) NewToken(canaryJSON string) (string, error) {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	tok := hex.EncodeToString(b)
+	e.mu.Lock()
+	e.token = []byte(tok)
+	e.canary = canaryJSON
+	e.mu.Unlock()
+	return tok, nil
+}
+
+// WaitAgent blocks until an agent is connected or ctx ends.
+func (e *Engine) WaitAgent(ctx context.Context) error {
+	for {
+		e.mu.Lock()
+		ok, ch := e.agent != nil, e.agentCh
+		e.mu.Unlock()
+		if ok {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// RunSession is the agent's stream. Its first event must be agent_ready with the expected token;
+// anything else closes the stream with PERMISSION_DENIED before any other event is read.
+func (e *Engine) RunSession(stream agentv1.AgentService_RunSessionServer) error {
+	first, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	ready := first.GetAgentReady()
+	e.mu.Lock()
+	want, canary := e.token, e.canary
+	ok := ready != nil && want != nil && subtle.ConstantTimeCompare([]byte(ready.GetToken()), want) == 1
+	if ok {
+		e.token = nil // single use
+	}
+	busy := ok && e.agent != nil
+	e.mu.Unlock()
+	ctx := stream.Context()
+	if !ok {
+		e.record(ctx, "agent_refused", map[string]any{"reason": "bad or missing token", "agent_id": ready.GetAgentId()})
+		e.cfg.Log.Warn("agent refused: bad or missing token")
+		return status.Error(codes.PermissionDenied, "agent_ready with a valid token must come first")
+	}
+	if busy {
+		return status.Error(codes.FailedPrecondition, "an agent is already connected")
+	}
+	if canary != "" && ready.GetSandboxCanaryJson() != canary {
+		e.record(ctx, "agent_refused", map[string]any{"reason": "canary report differs from the supervisor's", "agent_id": ready.GetAgentId()})
+		return status.Error(codes.PermissionDenied, "canary report does not match the supervisor's")
+	}
+	a := &agentConn{id: ready.GetAgentId(), stream: stream, events: make(chan *agentv1.AgentEvent, 64), done: make(chan struct{})}
+	e.mu.Lock()
+	e.agent = a
+	close(e.agentCh)
+	e.agentCh = make(chan struct{})
+	e.mu.Unlock()
+	e.record(ctx, "agent_ready", map[string]any{"agent_id": a.id})
+	e.cfg.Log.Info("agent connected", "agent_id", a.id)
+	defer func() {
+		e.mu.Lock()
+		if e.agent == a {
+			e.agent = nil
+		}
+		e.mu.Unlock()
+		close(a.done)
+		e.cfg.Log.Info("agent disconnected", "agent_id", a.id)
+	}()
+	for {
+		ev, err := stream.Recv()
+		if err != nil {
+			return nil
+		}
+		select {
+		case a.events <- ev:
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+func (e *Engine) record(ctx context.Context, typ string, payload any) {
+	if e.cfg.Recorder == nil {
+		return
+	}
+	if err := e.cfg.Recorder.Record(ctx, typ, payload); err != nil {
+		e.cfg.Log.Error("audit record failed", "type", typ, "error", err.Error())
+	}
+}
+
+// Shutdown asks the connected agent to stop.
+func (e *Engine) Shutdown(reason string) {
+	e.mu.Lock()
+	a := e.agent
+	e.mu.Unlock()
+	if a != nil {
+		_ = a.send(&agentv1.EngineDirective{Directive: &agentv1.EngineDirective_Shutdown{Shutdown: &agentv1.Shutdown{Reason: reason}}})
+	}
+}
+
+// SendMessage runs one user message through the agent and streams what happens.
+func (e *Engine) SendMessage(req *agentv1.SendMessageRequest, out agentv1.ClientService_SendMessageServer) error {
+	if req.GetContent() == "" {
+		return status.Error(codes.InvalidArgument, "content is empty")
+	}
+	e.turn.Lock()
+	defer e.turn.Unlock()
+	e.mu.Lock()
+	a := e.agent
+	e.mu.Unlock()
+	if a == nil {
+		return status.Error(codes.Unavailable, "no agent is connected")
+	}
+	ctx, cancel := context.WithTimeout(out.Context(), e.cfg.TurnTimeout)
+	defer cancel()
+	otr := req.GetMode() == agentv1.SessionMode_SESSION_MODE_OTR
+	sid := req.GetSessionId()
+	var history []*agentv1.HistoryMessage
+	if sid == "" {
+		sid = randomID()
+	} else if !otr {
+		h, err := e.cfg.Sessions.History(sid)
+		if err != nil {
+			return status.Errorf(codes.NotFound, "session %s: %v", sid, err)
+		}
+		history = h
+	}
+	t := &turn{e: e, a: a, out: out, sid: sid, mid: randomID(), otr: otr}
+	mode := agentv1.SessionMode_SESSION_MODE_NORMAL
+	if otr {
+		mode = agentv1.SessionMode_SESSION_MODE_OTR
+	}
+	if err := a.send(&agentv1.EngineDirective{Directive: &agentv1.EngineDirective_ProcessRequest{ProcessRequest: &agentv1.ProcessRequest{
+		SessionId: sid, MessageId: t.mid, Content: req.GetContent(), Mode: mode, History: history, Tools: e.cfg.Tools.Definitions(),
+	}}}); err != nil {
+		return status.Errorf(codes.Unavailable, "send to agent: %v", err)
+	}
+	reply, err := t.run(ctx)
+	if err != nil {
+		_ = t.emit(&agentv1.PipelineEvent{Type: agentv1.PipelineEvent_ERROR, Text: err.Error(), IsError: true})
+		return nil
+	}
+	if !otr {
+		msgs := []*agentv1.HistoryMessage{{Role: "user", Content: req.GetContent()}, {Role: "assistant", Content: reply}}
+		if err := e.cfg.Sessions.Append(sid, msgs...); err != nil {
+			e.cfg.Log.Error("persist session", "session", sid, "error", err.Error())
+		}
+	}
+	return nil
+}
+
+// turn is one client message in flight.
+type turn struct {
+	e      *Engine
+	a      *agentConn
+	out    agentv1.ClientService_SendMessageServer
+	sid    string
+	mid    string
+	otr    bool
+	seq    int64
+	rounds int
+}
+
+func (t *turn) emit(ev *agentv1.PipelineEvent) error {
+	t.seq++
+	ev.Seq = t.seq
+	ev.SessionId, ev.MessageId = t.sid, t.mid
+	return t.out.Send(ev)
+}
+
+// run relays agent events until the response completes.
+func (t *turn) run(ctx context.Context) (string, error) {
+	for {
+		var ev *agentv1.AgentEvent
+		select {
+		case ev = <-t.a.events:
+		case <-t.a.done:
+			return "", errors.New("the agent disconnected")
+		case <-ctx.Done():
+			return "", fmt.Errorf("turn ended: %w", ctx.Err())
+		}
+		switch x := ev.GetEvent().(type) {
+		case *agentv1.AgentEvent_LlmToken:
+			if err := t.emit(&agentv1.PipelineEvent{Type: agentv1.PipelineEvent_LLM_TOKEN, Text: x.LlmToken.GetToken()}); err != nil {
+				return "", err
+			}
+		case *agentv1.AgentEvent_ToolCall:
+			if err := t.toolCall(ctx, x.ToolCall); err != nil {
+				return "", err
+			}
+		case *agentv1.AgentEvent_ToolDefsRequest:
+			defs, _ := json.Marshal(t.e.cfg.Tools.Definitions())
+			if err := t.a.send(&agentv1.EngineDirective{Directive: &agentv1.EngineDirective_ToolDefs{ToolDefs: &agentv1.ToolDefs{Content: string(defs)}}}); err != nil {
+				return "", err
+			}
+		case *agentv1.AgentEvent_ResponseComplete:
+			rc := x.ResponseComplete
+			if err := t.emit(&agentv1.PipelineEvent{Type: agentv1.PipelineEvent_RESPONSE_COMPLETE, Text: rc.GetContent()}); err != nil {
+				return "", err
+			}
+			return rc.GetContent(), nil
+		case *agentv1.AgentEvent_Error:
+			return "", fmt.Errorf("agent error %s: %s", x.Error.GetCode(), x.Error.GetMessage())
+		case *agentv1.AgentEvent_MemoryFlush:
+			// Memory writes are not persisted by this engine.
+		case *agentv1.AgentEvent_AgentReady:
+			return "", errors.New("agent sent agent_ready twice")
+		}
+	}
+}
+
+// toolCall gates one call through the pipeline, runs it if allowed, and answers the agent.
+func (t *turn) toolCall(ctx context.Context, tc *agentv1.ToolCallEvent) error {
+	t.rounds++
+	reply := func(content string, isErr bool) error {
+		return t.a.send(&agentv1.EngineDirective{Directive: &agentv1.EngineDirective_ToolResult{ToolResult: &agentv1.ToolResult{
+			CallId: tc.GetCallId(), Content: content, IsError: isErr}}})
+	}
+	base := &agentv1.PipelineEvent{CallId: tc.GetCallId(), ToolName: tc.GetToolName()}
+	ev := func(typ agentv1.PipelineEvent_Type, mod func(*agentv1.PipelineEvent)) error {
+		e := &agentv1.PipelineEvent{Type: typ, CallId: base.CallId, ToolName: base.ToolName}
+		if mod != nil {
+			mod(e)
+		}
+		return t.emit(e)
+	}
+	if t.rounds > MaxToolRounds {
+		return reply(fmt.Sprintf("refused: more than %d tool calls in one response", MaxToolRounds), true)
+	}
+	if err := ev(agentv1.PipelineEvent_ACTION_STARTED, func(e *agentv1.PipelineEvent) { e.Text = tc.GetArgumentsJson() }); err != nil {
+		return err
+	}
+	call := &shield.Call{ID: tc.GetCallId(), Tool: tc.GetToolName(), Arguments: json.RawMessage(tc.GetArgumentsJson()),
+		Context: shield.CallContext{SessionID: t.sid, AgentID: t.a.id, Runtime: "shield-engine", Cwd: t.e.cfg.Tools.Workspace(),
+			Caller: "engine"}}
+	v, err := t.e.cfg.Pipeline.Evaluate(ctx, call, shield.EvalOptions{})
+	reason := v.Reason
+	if err != nil {
+		reason = err.Error()
+	}
+	if err := ev(agentv1.PipelineEvent_SHIELD_VERDICT, func(e *agentv1.PipelineEvent) {
+		e.Decision, e.Reason, e.Rules, e.ActionId = v.Decision.String(), reason, v.Rules, v.EscalationID
+	}); err != nil {
+		return err
+	}
+	if v.Decision != shield.Allow {
+		if v.Decision == shield.Escalate {
+			_ = ev(agentv1.PipelineEvent_TIER3_APPROVAL_REQUIRED, func(e *agentv1.PipelineEvent) {
+				e.ActionId, e.Reason, e.Decision = v.EscalationID, reason, v.Decision.String()
+			})
+		}
+		return reply(fmt.Sprintf("Shield refused this call (%s): %s", v.Decision, reason), true)
+	}
+	if t.otr && t.e.cfg.Tools.Writes(tc.GetToolName()) {
+		if err := ev(agentv1.PipelineEvent_OTR_BLOCKED, func(e *agentv1.PipelineEvent) { e.Reason = "off-the-record sessions cannot write" }); err != nil {
+			return err
+		}
+		return reply("refused: this is an off-the-record session; writes are not allowed", true)
+	}
+	outText, isErr := t.e.cfg.Tools.Run(ctx, tc.GetToolName(), tc.GetArgumentsJson())
+	if err := ev(agentv1.PipelineEvent_ACTION_COMPLETED, func(e *agentv1.PipelineEvent) { e.Text, e.IsError = outText, isErr }); err != nil {
+		return err
+	}
+	return reply(outText, isErr)
+}
+
+// ListSessions lists persisted sessions.
+func (e *Engine) ListSessions(ctx context.Context, _ *agentv1.ListSessionsRequest) (*agentv1.ListSessionsResponse, error) {
+	infos, err := e.cfg.Sessions.List()
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "list sessions: %v", err)
+	}
+	return &agentv1.ListSessionsResponse{Sessions: infos}, nil
+}
+
+// GetHistory returns a session's messages.
+func (e *Engine) GetHistory(ctx context.Context, req *agentv1.GetHistoryRequest) (*agentv1.GetHistoryResponse, error) {
+	h, err := e.cfg.Sessions.History(req.GetSessionId())
+	if err != nil {
+		return nil, status.Errorf(codes.NotFound, "session %q: %v", req.GetSessionId(), err)
+	}
+	return &agentv1.GetHistoryResponse{Messages: h}, nil
+}
+
+func randomID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
