@@ -42,7 +42,9 @@ func obj(props string, required ...string) json.RawMessage {
 }
 
 func (t *Tools) defs() []toolDef {
-	str := func(name, desc string) string { return fmt.Sprintf(`%q:{"type":"string","description":%q}`, name, desc) }
+	str := func(name, desc string) string {
+		return fmt.Sprintf(`%q:{"type":"string","description":%q}`, name, desc)
+	}
 	d := []toolDef{
 		{Name: "read_file", Description: "Read a text file in the workspace.", Parameters: obj(str("path", "file path, relative to the workspace"), "path")},
 		{Name: "write_file", Description: "Create or replace a file in the workspace.", Parameters: obj(str("path", "file path")+","+str("content", "full new content"), "path", "content"), writes: true},
