@@ -1,0 +1,153 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc"
+
+	"github.com/shieldsec/shield/audit"
+	shieldv1 "github.com/shieldsec/shield/proto/shield/v1"
+	"github.com/shieldsec/shield/shield"
+	"github.com/shieldsec/shield/shield/server"
+)
+
+func runShield(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = runMain(context.Background(), &cmdEnv{stdin: strings.NewReader(""), stdout: &out, stderr: &errb}, args)
+	return code, out.String(), errb.String()
+}
+
+// auditFixture writes a closed log of decisions through the recorder, as the pipeline does.
+func auditFixture(t *testing.T) (dir, pubFile string) {
+	t.Helper()
+	dir = filepath.Join(t.TempDir(), "audit")
+	l, err := audit.Open(audit.Config{Dir: dir, CheckpointEvery: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := newAuditRecorder(l)
+	for i, tool := range []string{"Bash", "Read", "Bash", "WebFetch", "Bash"} {
+		d := shield.Allow
+		rules := []string(nil)
+		if i == 2 {
+			d, rules = shield.Block, []string{"cel:destructive.rm-root"}
+		}
+		pos, err := rec.RecordDecision(context.Background(), &shield.DecisionRecord{
+			Call: &shield.Call{ID: "c", Tool: tool, Arguments: json.RawMessage(`{"command":"ls","token":"s3cr3t"}`),
+				Context: shield.CallContext{SessionID: "sess-1", AgentID: "agent-1", Caller: "uid:1000"}},
+			Verdict: &shield.Verdict{Decision: d, Tier: shield.TierCEL, Rules: rules, Reason: "r", ActionClass: "exec"},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pos.Hash == "" {
+			t.Fatal("recorder returned no hash")
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir, filepath.Join(dir, "signing.key.pub")
+}
+
+func TestAuditRecorderRejectsMissingVerdict(t *testing.T) {
+	l, err := audit.Open(audit.Config{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if _, err := newAuditRecorder(l).RecordDecision(context.Background(), &shield.DecisionRecord{}); err == nil {
+		t.Fatal("recorded a decision without a verdict")
+	}
+}
+
+func TestAuditVerifyCommand(t *testing.T) {
+	dir, pub := auditFixture(t)
+	code, out, errs := runShield(t, "audit", "verify", "--dir", dir, "--pubkey", pub)
+	if code != 0 || !strings.Contains(out, "intact: ") {
+		t.Fatalf("verify intact log: code %d\n%s%s", code, out, errs)
+	}
+	// Alter the BLOCK decision into an ALLOW.
+	seg := filepath.Join(dir, "audit-00000000000000000000.jsonl")
+	data, _ := os.ReadFile(seg)
+	data = bytes.Replace(data, []byte(`"BLOCK"`), []byte(`"ALLOW"`), 1)
+	if err := os.WriteFile(seg, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ = runShield(t, "audit", "verify", "--dir", dir, "--pubkey", pub)
+	if code != 1 || !strings.Contains(out, "first bad seq 2") {
+		t.Fatalf("verify altered log: code %d, output %q", code, out)
+	}
+	if code, _, _ := runShield(t, "audit", "verify", "--dir", dir, "--pubkey", pub, "--rekor-pubkey", pub); code == 0 {
+		t.Fatal("--rekor-pubkey succeeded without verifying anchors")
+	}
+}
+
+func TestAuditQueryCommands(t *testing.T) {
+	dir, _ := auditFixture(t)
+	code, out, errs := runShield(t, "audit", "query", "--dir", dir, "--decision", "block", "--json")
+	if code != 0 {
+		t.Fatalf("query: %d %s", code, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], `"seq":2`) || strings.Contains(out, "s3cr3t") {
+		t.Fatalf("query --decision block --json:\n%s", out)
+	}
+	code, out, _ = runShield(t, "audit", "query", "--dir", dir, "--tool", "Bash")
+	if code != 0 || strings.Count(out, "Bash") != 3 || !strings.HasPrefix(out, "SEQ") {
+		t.Fatalf("query --tool Bash table:\n%s", out)
+	}
+	code, out, errs = runShield(t, "audit", "get", "--dir", dir, "--proof", "1")
+	if code != 0 || !strings.Contains(out, `"verified":true`) {
+		t.Fatalf("get --proof: %d\n%s%s", code, out, errs)
+	}
+	code, out, _ = runShield(t, "audit", "tail", "--dir", dir, "-n", "2", "--json")
+	if code != 0 || strings.Count(out, "\n") != 2 {
+		t.Fatalf("tail -n 2:\n%s", out)
+	}
+	exp := filepath.Join(t.TempDir(), "export.jsonl")
+	if code, _, errs := runShield(t, "audit", "export", "--dir", dir, "--out", exp); code != 0 {
+		t.Fatalf("export: %s", errs)
+	}
+	got, _ := os.ReadFile(exp)
+	want, _ := os.ReadFile(filepath.Join(dir, "audit-00000000000000000000.jsonl"))
+	if !bytes.Equal(got, want) {
+		t.Fatal("export is not the stored lines verbatim")
+	}
+	if code, _, _ := runShield(t, "audit", "query", "--dir", dir, "--filter", "true"); code != 2 {
+		t.Fatalf("--filter without --addr: code %d, want a usage error", code)
+	}
+}
+
+func TestAuditQueryThroughService(t *testing.T) {
+	dir, _ := auditFixture(t)
+	l, err := audit.Open(audit.Config{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	shieldv1.RegisterAuditServiceServer(srv, server.NewAuditService(l))
+	go srv.Serve(lis)
+	defer srv.Stop()
+	code, out, errs := runShield(t, "audit", "query", "--addr", lis.Addr().String(), "--filter", `record.payload.tool == "WebFetch"`, "--json")
+	if code != 0 || strings.Count(out, "\n") != 1 || !strings.Contains(out, "WebFetch") {
+		t.Fatalf("query --addr --filter: %d\n%s%s", code, out, errs)
+	}
+	code, out, errs = runShield(t, "audit", "get", "--addr", lis.Addr().String(), "--proof", "3")
+	if code != 0 || !strings.Contains(out, `"verified":true`) {
+		t.Fatalf("get --addr --proof: %d\n%s%s", code, out, errs)
+	}
+}
