@@ -39,12 +39,14 @@
 //	command string, commands list(normalize.Command), parse_error string,
 //	paths list(normalize.Path), urls list(normalize.URL), recipients list(string),
 //	body string, content string, prompt string, method string, strings list(string),
+//	truncated bool,
 //	ctx celrules.Context {session_id, agent_id, runtime, caller, labels map(string, string)}
 //
-// normalize.Command has name, args, argv, raw, depth, via, pipe, pipe_index, redirects
-// (list(normalize.Redirect){op, fd, path}), dynamic, sudo, background; normalize.Path has raw,
-// clean, role, in_workspace, sensitive, kind; normalize.URL has raw, scheme, host, port, path,
-// query, userinfo, ip_class. A misspelt field is a compile error.
+// The object types are the normalize structs with their json names: normalize.Command (name,
+// args, argv, raw, depth, via, pipe, pipe_index, redirects, dynamic, sudo, background, env),
+// normalize.Redirect (op, fd, path), normalize.Path (raw, clean, role, in_workspace, sensitive,
+// kind, dotdot), normalize.URL (raw, scheme, host, port, path, query, userinfo, ip_class, role);
+// see shield/normalize/action.go. A misspelt field is a compile error.
 //
 // Besides the CEL standard library and the strings, lists, sets and encoders extensions:
 //
@@ -58,8 +60,13 @@
 //
 // # Evaluation
 //
-// Rules are evaluated block rules first, then escalate rules, then allow rules (in file and
-// position order within each). Evaluation stops at the first block; allow rules are consulted
-// only when no block or escalate rule matched. Every evaluation is bounded by a CEL cost limit
-// and honours the context; an exceeded limit or a cancelled context is an error, never an allow.
+// The rules that apply to a class (those listing it, and those listing no class) are fused
+// into one CEL program per class at compile time, each rule guarded by its tool list, so one
+// evaluation pays the set-up once. Matches combine deny-first: every matched block rule is
+// reported if any matched; otherwise every matched escalate rule; otherwise every matched allow
+// rule. An exception to a block belongs in that rule's condition, not in an allow rule.
+//
+// Every evaluation is bounded by a CEL cost limit (per evaluation of the fused program) and
+// honours the context; an exceeded limit, a cancelled context or any other evaluation error is
+// returned as an error (the failing rule is named), never an allow.
 package celrules

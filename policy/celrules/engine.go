@@ -5,10 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/common/types/ref"
+	"cel.dev/cel-go/common/types/traits"
 	"cel.dev/cel-go/interpreter"
 
 	"github.com/shieldsec/shield/policy"
@@ -48,9 +52,10 @@ type Rule struct {
 
 // Engine is the compiled Tier 0 of one bundle. It is safe for concurrent use.
 type Engine struct {
-	rules   []*Rule            // evaluation order: block, escalate, allow
-	byClass map[string][]*Rule // rules that apply to a class, in evaluation order
-	any     []*Rule            // rules with no class list (for classes not in byClass)
+	rules   []*Rule                  // evaluation order: block, escalate, allow
+	byClass map[string]*classProgram // the rules that apply to a class
+	any     *classProgram            // rules with no class list (for classes not in byClass)
+	adapter types.Adapter
 }
 
 var _ shield.Tier = (*Engine)(nil)
@@ -163,7 +168,11 @@ func Check(b *policy.Bundle, norm NormFunc, opt Options) *Report {
 		rep.Problems.Sort()
 		return rep
 	}
-	e := newEngine(rules)
+	e, probs := newEngine(env, rules, opt)
+	if len(probs) > 0 {
+		rep.Problems = probs
+		return rep
+	}
 	rep.Engine = e
 	for _, r := range rules {
 		rep.Examples = append(rep.Examples, runExamples(r, norm)...)
@@ -203,11 +212,7 @@ func compileRule(env *cel.Env, s RuleSpec, opt Options) (*Rule, policy.Problems)
 	if !ast.OutputType().IsExactType(types.BoolType) {
 		return nil, policy.Problems{{File: s.File, Line: s.WhenLine, Msg: fmt.Sprintf("rule %q: when has type %s, want bool", s.ID, ast.OutputType())}}
 	}
-	prg, err := env.Program(ast,
-		cel.EvalOptions(cel.OptOptimize),
-		cel.CostLimit(opt.CostLimit),
-		cel.InterruptCheckFrequency(opt.InterruptCheckFrequency),
-	)
+	prg, err := env.Program(ast, programOptions(opt)...)
 	if err != nil {
 		return nil, policy.Problems{{File: s.File, Line: s.WhenLine, Msg: fmt.Sprintf("rule %q: %v", s.ID, err)}}
 	}
@@ -233,30 +238,98 @@ func decisionRank(d shield.Decision) int {
 	}
 }
 
-func newEngine(rules []*Rule) *Engine {
+// classProgram is one CEL program evaluating every rule that applies to a class at once: a
+// list literal with one bool per rule, each guarded by the rule's tool filter. One program per
+// class pays the per-evaluation set-up (frame, cost tracker, context check) once, not per rule.
+type classProgram struct {
+	rules []*Rule
+	prg   cel.Program
+}
+
+func newEngine(env *cel.Env, rules []*Rule, opt Options) (*Engine, policy.Problems) {
 	sort.SliceStable(rules, func(i, j int) bool {
 		return decisionRank(rules[i].decision) < decisionRank(rules[j].decision)
 	})
-	e := &Engine{rules: rules, byClass: map[string][]*Rule{}}
+	e := &Engine{rules: rules, byClass: map[string]*classProgram{}, adapter: env.CELTypeAdapter()}
+	var probs policy.Problems
+	build := func(name string, rs []*Rule) *classProgram {
+		cp, err := fuse(env, rs, opt)
+		if err != nil {
+			probs = append(probs, policy.Problem{Msg: fmt.Sprintf("fuse the rules of class %q: %v", name, err)})
+		}
+		return cp
+	}
+	var any []*Rule
 	classes := map[string]bool{}
 	for _, r := range rules {
+		if len(r.Spec.Classes) == 0 {
+			any = append(any, r)
+		}
 		for _, c := range r.Spec.Classes {
 			classes[c] = true
 		}
 	}
-	for _, r := range rules {
-		if len(r.Spec.Classes) == 0 {
-			e.any = append(e.any, r)
-		}
-	}
+	e.any = build("*", any)
 	for c := range classes {
+		var rs []*Rule
 		for _, r := range rules {
 			if len(r.Spec.Classes) == 0 || contains(r.Spec.Classes, c) {
-				e.byClass[c] = append(e.byClass[c], r)
+				rs = append(rs, r)
 			}
 		}
+		e.byClass[c] = build(c, rs)
 	}
-	return e
+	return e, probs
+}
+
+// fuse compiles the rules' conditions into one program. Every condition already compiled on
+// its own, so each is a complete expression; newlines keep a trailing // comment from
+// swallowing what follows.
+func fuse(env *cel.Env, rules []*Rule, opt Options) (*classProgram, error) {
+	cp := &classProgram{rules: rules}
+	if len(rules) == 0 {
+		return cp, nil
+	}
+	var b strings.Builder
+	b.WriteString("[")
+	for i, r := range rules {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString("\n(")
+		if len(r.Spec.Tools) > 0 {
+			b.WriteString("tool in [")
+			for j, t := range r.Spec.Tools {
+				if j > 0 {
+					b.WriteString(",")
+				}
+				b.WriteString(strconv.Quote(t))
+			}
+			b.WriteString("] && ")
+		}
+		b.WriteString("(\n")
+		b.WriteString(r.Spec.When)
+		b.WriteString("\n))")
+	}
+	b.WriteString("\n]")
+	ast, iss := env.Compile(b.String())
+	if iss != nil && iss.Err() != nil {
+		return nil, iss.Err()
+	}
+	prg, err := env.Program(ast, programOptions(opt)...)
+	if err != nil {
+		return nil, err
+	}
+	cp.prg = prg
+	return cp, nil
+}
+
+func programOptions(opt Options) []cel.ProgramOption {
+	return []cel.ProgramOption{
+		cel.EvalOptions(cel.OptOptimize),
+		cel.CostLimit(opt.CostLimit),
+		cel.InterruptCheckFrequency(opt.InterruptCheckFrequency),
+	}
 }
 
 func contains(l []string, s string) bool {
@@ -268,60 +341,128 @@ func contains(l []string, s string) bool {
 	return false
 }
 
-// activation resolves rule variables straight from the Action, without building a map.
+// activation resolves rule variables straight from the Action, without building a map, and
+// converts each to a CEL value at most once per evaluation (a fused program reads `commands`
+// once per rule that names it).
 type activation struct {
-	a   *normalize.Action
-	ctx *Context
+	a       *normalize.Action
+	ctx     *Context
+	adapter types.Adapter
+	cache   [numVars]ref.Val
 }
 
 var _ interpreter.Activation = (*activation)(nil)
 
 func (v *activation) Parent() interpreter.Activation { return nil }
 
-func (v *activation) ResolveName(name string) (any, bool) {
-	a := v.a
+const numVars = 19
+
+// varIndex maps a variable name to its slot in activation.cache; -1 when unknown.
+func varIndex(name string) int {
 	switch name {
 	case "tool":
-		return a.Tool, true
+		return 0
 	case "class":
-		return a.Class, true
+		return 1
 	case "known":
-		return a.Known, true
+		return 2
 	case "args":
-		if a.Args == nil {
-			return map[string]any{}, true
-		}
-		return a.Args, true
+		return 3
 	case "cwd":
-		return a.Cwd, true
+		return 4
 	case "workspace":
-		return a.Workspace, true
+		return 5
 	case "command":
-		return a.Command, true
+		return 6
 	case "commands":
-		return a.Commands, true
+		return 7
 	case "parse_error":
-		return a.ParseError, true
+		return 8
 	case "paths":
-		return a.Paths, true
+		return 9
 	case "urls":
-		return a.URLs, true
+		return 10
 	case "recipients":
-		return a.Recipients, true
+		return 11
 	case "body":
-		return a.Body, true
+		return 12
 	case "content":
-		return a.Content, true
+		return 13
 	case "prompt":
-		return a.Prompt, true
+		return 14
 	case "method":
-		return a.Method, true
+		return 15
 	case "strings":
-		return a.Strings, true
+		return 16
+	case "truncated":
+		return 17
 	case "ctx":
-		return v.ctx, true
+		return 18
 	}
-	return nil, false
+	return -1
+}
+
+func (v *activation) native(i int) any {
+	a := v.a
+	switch i {
+	case 0:
+		return a.Tool
+	case 1:
+		return a.Class
+	case 2:
+		return a.Known
+	case 3:
+		if a.Args == nil {
+			return map[string]any{}
+		}
+		return a.Args
+	case 4:
+		return a.Cwd
+	case 5:
+		return a.Workspace
+	case 6:
+		return a.Command
+	case 7:
+		return a.Commands
+	case 8:
+		return a.ParseError
+	case 9:
+		return a.Paths
+	case 10:
+		return a.URLs
+	case 11:
+		return a.Recipients
+	case 12:
+		return a.Body
+	case 13:
+		return a.Content
+	case 14:
+		return a.Prompt
+	case 15:
+		return a.Method
+	case 16:
+		return a.Strings
+	case 17:
+		return a.Truncated
+	default:
+		return v.ctx
+	}
+}
+
+func (v *activation) ResolveName(name string) (any, bool) {
+	i := varIndex(name)
+	if i < 0 {
+		return nil, false
+	}
+	if v.adapter == nil {
+		return v.native(i), true
+	}
+	if c := v.cache[i]; c != nil {
+		return c, true
+	}
+	c := v.adapter.NativeToValue(v.native(i))
+	v.cache[i] = c
+	return c, true
 }
 
 // ContextOf converts the pipeline's call context into the ctx variable.
@@ -339,73 +480,120 @@ func ContextOf(c *shield.Call) *Context {
 }
 
 // Evaluate runs the rules that apply to the action's class and tool. See the package doc for
-// the order. Any evaluation error (cost limit, cancelled context, a missing key) is returned:
-// the pipeline fails closed.
+// how matches combine. Any evaluation error (cost limit, cancelled context, a missing key) is
+// returned: the pipeline fails closed.
 func (e *Engine) Evaluate(ctx context.Context, in *shield.Input) (shield.Result, error) {
 	if in == nil || in.Action == nil {
 		return shield.Result{}, fmt.Errorf("%w: no action", ErrEvaluation)
 	}
-	return e.eval(ctx, in.Action, ContextOf(in.Call), nil)
+	cp := e.programFor(in.Action.Class)
+	if cp == nil || len(cp.rules) == 0 {
+		return shield.Result{}, ctxErr(ctx)
+	}
+	return e.evalFused(ctx, cp, &activation{a: in.Action, ctx: ContextOf(in.Call), adapter: e.adapter})
 }
 
-func (e *Engine) rulesFor(class string) []*Rule {
-	if rs, ok := e.byClass[class]; ok {
-		return rs
+func ctxErr(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%w: %w", ErrEvaluation, err)
+	}
+	return nil
+}
+
+func (e *Engine) programFor(class string) *classProgram {
+	if cp, ok := e.byClass[class]; ok {
+		return cp
 	}
 	return e.any
 }
 
-// eval evaluates the applicable rules; when only is non-nil, only that rule is considered.
-func (e *Engine) eval(ctx context.Context, a *normalize.Action, c *Context, only *Rule) (shield.Result, error) {
-	act := &activation{a: a, ctx: c}
-	var res shield.Result
-	escalated := false
-	rules := e.rulesFor(a.Class)
-	if only != nil {
-		rules = []*Rule{only}
+// rulesFor returns the rules that apply to a class, in evaluation order.
+func (e *Engine) rulesFor(class string) []*Rule {
+	if cp := e.programFor(class); cp != nil {
+		return cp.rules
 	}
-	for _, r := range rules {
-		if r.decision == shield.Allow && escalated {
-			break
+	return nil
+}
+
+func (e *Engine) evalFused(ctx context.Context, cp *classProgram, act *activation) (shield.Result, error) {
+	if err := ctxErr(ctx); err != nil {
+		return shield.Result{}, err
+	}
+	out, _, err := cp.prg.ContextEval(ctx, act)
+	if err != nil {
+		if cerr := ctxErr(ctx); cerr != nil {
+			return shield.Result{}, cerr
 		}
-		if r.tools != nil && !r.tools[a.Tool] {
-			continue
-		}
-		if only != nil && len(r.Spec.Classes) > 0 && !contains(r.Spec.Classes, a.Class) {
-			continue
-		}
-		if err := ctx.Err(); err != nil {
-			return shield.Result{}, fmt.Errorf("%w: %w", ErrEvaluation, err)
-		}
-		out, _, err := r.prg.ContextEval(ctx, act)
-		if err != nil {
-			if cerr := ctx.Err(); cerr != nil {
-				return shield.Result{}, fmt.Errorf("%w: rule %s: %w", ErrEvaluation, r.Spec.ID, cerr)
+		// Name the rule that failed: evaluate them one by one (error path only).
+		for _, r := range cp.rules {
+			if _, rerr := evalRule(ctx, r, act); rerr != nil {
+				return shield.Result{}, rerr
 			}
-			return shield.Result{}, fmt.Errorf("%w: rule %s: %w", ErrEvaluation, r.Spec.ID, err)
 		}
-		matched, ok := out.Value().(bool)
+		return shield.Result{}, fmt.Errorf("%w: %d rules of class %q together: %w", ErrEvaluation, len(cp.rules), act.a.Class, err)
+	}
+	list, ok := out.(traits.Lister)
+	if !ok || list.Size() != types.Int(len(cp.rules)) {
+		return shield.Result{}, fmt.Errorf("%w: fused result %v is not a list of %d", ErrEvaluation, out, len(cp.rules))
+	}
+	matched := make([]bool, len(cp.rules))
+	for i := range cp.rules {
+		b, ok := list.Get(types.Int(i)).(types.Bool)
 		if !ok {
-			return shield.Result{}, fmt.Errorf("%w: rule %s: result %v is not a bool", ErrEvaluation, r.Spec.ID, out)
+			return shield.Result{}, fmt.Errorf("%w: rule %s: result is not a bool", ErrEvaluation, cp.rules[i].Spec.ID)
 		}
-		if !matched {
-			continue
+		matched[i] = bool(b)
+	}
+	return combine(cp.rules, matched), nil
+}
+
+// combine reports the matched rules of the strongest decision: every matched block rule if
+// any, else every matched escalate rule, else every matched allow rule. rules are in
+// evaluation order.
+func combine(rules []*Rule, matched []bool) shield.Result {
+	var res shield.Result
+	for _, want := range []shield.Decision{shield.Block, shield.Escalate, shield.Allow} {
+		for i, r := range rules {
+			if matched[i] && r.decision == want {
+				res.Findings = append(res.Findings, shield.Finding{
+					Decision:   r.decision,
+					Rule:       "cel:" + r.Spec.ID,
+					Reason:     r.Spec.Message,
+					Severity:   r.Spec.Severity,
+					Confidence: 1,
+				})
+			}
 		}
-		res.Findings = append(res.Findings, shield.Finding{
-			Decision:   r.decision,
-			Rule:       "cel:" + r.Spec.ID,
-			Reason:     r.Spec.Message,
-			Severity:   r.Spec.Severity,
-			Confidence: 1,
-		})
-		switch r.decision {
-		case shield.Block:
-			return res, nil
-		case shield.Escalate:
-			escalated = true
+		if len(res.Findings) > 0 {
+			return res
 		}
 	}
-	return res, nil
+	return res
+}
+
+// evalRule evaluates one rule (its class and tool filters included).
+func evalRule(ctx context.Context, r *Rule, act *activation) (bool, error) {
+	if len(r.Spec.Classes) > 0 && !contains(r.Spec.Classes, act.a.Class) {
+		return false, nil
+	}
+	if r.tools != nil && !r.tools[act.a.Tool] {
+		return false, nil
+	}
+	if err := ctxErr(ctx); err != nil {
+		return false, err
+	}
+	out, _, err := r.prg.ContextEval(ctx, act)
+	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return false, fmt.Errorf("%w: rule %s: %w", ErrEvaluation, r.Spec.ID, cerr)
+		}
+		return false, fmt.Errorf("%w: rule %s: %w", ErrEvaluation, r.Spec.ID, err)
+	}
+	b, ok := out.(types.Bool)
+	if !ok {
+		return false, fmt.Errorf("%w: rule %s: result %v is not a bool", ErrEvaluation, r.Spec.ID, out)
+	}
+	return bool(b), nil
 }
 
 // exampleTimeout bounds one example evaluation at load.
@@ -433,13 +621,12 @@ func runExamples(r *Rule, norm NormFunc) []ExampleResult {
 			c := &Context{SessionID: call.Context.SessionID, AgentID: call.Context.AgentID,
 				Runtime: call.Context.Runtime, Caller: call.Context.Caller, Labels: call.Context.Labels}
 			ctx, cancel := context.WithTimeout(context.Background(), exampleTimeout)
-			e := &Engine{}
-			res, err := e.eval(ctx, a, c, r)
+			got, err := evalRule(ctx, r, &activation{a: a, ctx: c})
 			cancel()
 			switch {
 			case err != nil:
 				x.Msg = err.Error()
-			case (len(res.Findings) > 0) != want:
+			case got != want:
 				if want {
 					x.Msg = fmt.Sprintf("did not match (class %q)", a.Class)
 				} else {

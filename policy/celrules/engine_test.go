@@ -169,8 +169,12 @@ rules:
 	if err != nil {
 		t.Fatalf("Compile: %v", err)
 	}
-	if _, err := e.Evaluate(context.Background(), input("Bash", map[string]any{"command": "ls"}, "/", nil)); err == nil {
+	_, err = e.Evaluate(context.Background(), input("Bash", map[string]any{"command": "ls"}, "/", nil))
+	if err == nil {
 		t.Fatal("Evaluate with a missing key succeeded, want an error (fails closed)")
+	}
+	if !strings.Contains(err.Error(), "rule needs-x") || !strings.Contains(err.Error(), "no such key") {
+		t.Errorf("error %v does not name the rule and the key", err)
 	}
 }
 
@@ -294,5 +298,58 @@ func TestBase64Decode(t *testing.T) {
 		if got := base64Decode(tc.in); got != tc.want {
 			t.Errorf("base64Decode(%q) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+func TestToolsFilterAndCombination(t *testing.T) {
+	b := bundleOf(t, map[string]string{"rules/r.yaml": `rules:
+  - id: read.only-tool
+    tools: [Read]
+    when: "true // a trailing comment must not swallow the next rule"
+    decision: escalate
+    message: read tool
+  - id: any.block-one
+    when: tool == "Bash" && command.contains("one")
+    decision: block
+    message: one
+  - id: any.block-two
+    when: tool == "Bash" && command.contains("two")
+    decision: block
+    message: two
+  - id: any.allow
+    when: "true"
+    decision: allow
+    message: fine
+`})
+	e, err := Compile(b, testNorm)
+	if err != nil {
+		t.Fatalf("Compile: %v", err)
+	}
+	rules := func(in *shield.Input) []string {
+		res, err := e.Evaluate(context.Background(), in)
+		if err != nil {
+			t.Fatalf("Evaluate: %v", err)
+		}
+		var ids []string
+		for _, f := range res.Findings {
+			ids = append(ids, f.Decision.String()+" "+f.Rule)
+		}
+		return ids
+	}
+	tests := []struct {
+		name string
+		in   *shield.Input
+		want []string
+	}{
+		{"every matched block rule", input("Bash", map[string]any{"command": "one two"}, "/", nil), []string{"BLOCK cel:any.block-one", "BLOCK cel:any.block-two"}},
+		{"allow when nothing objects", input("Bash", map[string]any{"command": "ls"}, "/", nil), []string{"ALLOW cel:any.allow"}},
+		{"tool filter applies", input("Read", map[string]any{"file_path": "/x"}, "/", nil), []string{"ESCALATE cel:read.only-tool"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, rules(tc.in)); diff != "" {
+				t.Errorf("findings (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -28,7 +28,7 @@ type Context struct {
 // Variables is the list of variable names rules may read, in declaration order.
 var Variables = []string{
 	"tool", "class", "known", "args", "cwd", "workspace", "command", "commands", "parse_error",
-	"paths", "urls", "recipients", "body", "content", "prompt", "method", "strings", "ctx",
+	"paths", "urls", "recipients", "body", "content", "prompt", "method", "strings", "truncated", "ctx",
 }
 
 // newEnv returns a new CEL environment with the rule variables and functions (one per compile,
@@ -73,6 +73,7 @@ func envOptions() []cel.EnvOption {
 			cel.Variable("prompt", cel.StringType),
 			cel.Variable("method", cel.StringType),
 			cel.Variable("strings", strList),
+			cel.Variable("truncated", cel.BoolType),
 			cel.Variable("ctx", cel.ObjectType("celrules.Context")),
 			cel.Function("base64_decode",
 				cel.Overload("shield_base64_decode_string", []*cel.Type{cel.StringType}, cel.StringType,

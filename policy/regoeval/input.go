@@ -49,6 +49,7 @@ func InputValue(a *normalize.Action, call *shield.Call) (ast.Value, error) {
 			boolean("in_workspace", p.InWorkspace),
 			boolean("sensitive", p.Sensitive),
 			str("kind", p.Kind),
+			boolean("dotdot", p.DotDot),
 		))
 	}
 	urls := ast.NewArrayWithCapacity(len(a.URLs))
@@ -62,6 +63,7 @@ func InputValue(a *normalize.Action, call *shield.Call) (ast.Value, error) {
 			str("query", u.Query),
 			boolean("userinfo", u.UserInfo),
 			str("ip_class", u.IPClass),
+			str("role", u.Role),
 		))
 	}
 	return ast.NewObject(
@@ -82,6 +84,7 @@ func InputValue(a *normalize.Action, call *shield.Call) (ast.Value, error) {
 		str("prompt", a.Prompt),
 		str("method", a.Method),
 		strs("strings", a.Strings),
+		boolean("truncated", a.Truncated),
 		ast.Item(ast.StringTerm("context"), ast.NewTerm(ctx)),
 	), nil
 }
@@ -104,6 +107,7 @@ func commandValue(c *normalize.Command) ast.Value {
 		boolean("dynamic", c.Dynamic),
 		boolean("sudo", c.Sudo),
 		boolean("background", c.Background),
+		strs("env", c.Env),
 	)
 }
 
