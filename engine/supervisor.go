@@ -1,0 +1,214 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/shieldsec/shield/sandbox"
+)
+
+// Supervisor starts the agent process confined by the sandbox, only after the canary probes
+// show the profile is enforced, and restarts it within a crash budget.
+type Supervisor struct {
+	Engine    *Engine
+	ShieldBin string // the shield binary (trampoline and agent entry point)
+	Workspace string
+	// LLMPort is the TCP port the agent may connect to (its model endpoint).
+	LLMPort uint16
+	// AgentArgs are passed to `shield internal-agent` (LLM provider flags).
+	AgentArgs []string
+	// AllowUnsandboxed lets the agent start when the kernel has no Landlock (status
+	// unavailable); logged loudly and recorded. Partial or unsandboxed never start.
+	AllowUnsandboxed bool
+	// Listener receives the engine end of each agent's socket pair; the engine's gRPC server
+	// serves AgentService on it.
+	Listener *ConnListener
+	Recorder Recorder
+	Log      *slog.Logger
+	// Crash budget: more than MaxCrashes exits within CrashWindow stops the supervisor.
+	MaxCrashes  int           // default 5
+	CrashWindow time.Duration // default 60s
+	Backoff     time.Duration // default 1s
+}
+
+// ErrCrashBudget is returned when the agent crashed too often.
+var ErrCrashBudget = errors.New("agent crash budget exhausted")
+
+// Run keeps an agent running until ctx ends or the crash budget is spent.
+func (s *Supervisor) Run(ctx context.Context) error {
+	if s.Log == nil {
+		s.Log = slog.New(slog.DiscardHandler)
+	}
+	maxCrashes, window, backoff := s.MaxCrashes, s.CrashWindow, s.Backoff
+	if maxCrashes <= 0 {
+		maxCrashes = 5
+	}
+	if window <= 0 {
+		window = 60 * time.Second
+	}
+	if backoff <= 0 {
+		backoff = time.Second
+	}
+	var crashes []time.Time
+	for {
+		err := s.runOnce(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		var gate *GateError
+		if errors.As(err, &gate) {
+			return err // a sandbox that does not hold is not retried
+		}
+		now := time.Now()
+		crashes = append(crashes, now)
+		for len(crashes) > 0 && now.Sub(crashes[0]) > window {
+			crashes = crashes[1:]
+		}
+		s.Log.Error("agent exited", "error", fmt.Sprint(err), "crashes_in_window", len(crashes))
+		s.record(ctx, "agent_crashed", map[string]any{"error": fmt.Sprint(err), "crashes_in_window": len(crashes)})
+		if len(crashes) >= maxCrashes {
+			return fmt.Errorf("%w: %d exits within %s (last: %v)", ErrCrashBudget, len(crashes), window, err)
+		}
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+// GateError is returned when the canary report does not allow the agent to start.
+type GateError struct{ Err error }
+
+func (e *GateError) Error() string { return "sandbox gate: " + e.Err.Error() }
+func (e *GateError) Unwrap() error { return e.Err }
+
+func (s *Supervisor) record(ctx context.Context, typ string, payload any) {
+	if s.Recorder != nil {
+		if err := s.Recorder.Record(ctx, typ, payload); err != nil {
+			s.Log.Error("audit record failed", "type", typ, "error", err.Error())
+		}
+	}
+}
+
+// AgentProfile is the profile the agent runs under.
+func (s *Supervisor) AgentProfile() (sandbox.Profile, error) {
+	return sandbox.DefaultAgentProfile(s.Workspace, sandbox.AgentOptions{LLMPort: s.LLMPort}).WithProgram(s.ShieldBin)
+}
+
+// runOnce probes, gates and runs one agent process until it exits.
+func (s *Supervisor) runOnce(ctx context.Context) error {
+	prof, err := s.AgentProfile()
+	if err != nil {
+		return fmt.Errorf("agent profile: %w", err)
+	}
+	report, err := sandbox.Probe(ctx, sandbox.ProbeOptions{Shield: s.ShieldBin, Profile: prof})
+	if err != nil && report == nil {
+		return &GateError{Err: fmt.Errorf("canary probe failed: %w", err)}
+	}
+	reportJSON, _ := json.Marshal(report)
+	s.record(ctx, "sandbox_canary_result", json.RawMessage(reportJSON))
+	if err := sandbox.Gate(report, s.AllowUnsandboxed); err != nil {
+		s.Log.Error("agent not started: the sandbox did not hold", "status", string(report.Status), "problems", report.Problems)
+		return &GateError{Err: err}
+	}
+	unconfined := report.Status != sandbox.StatusSandboxed
+	if unconfined {
+		s.Log.Error("STARTING AN UNSANDBOXED AGENT: the kernel has no Landlock and --allow-unsandboxed was given")
+		s.record(ctx, "agent_unsandboxed", map[string]any{"status": report.Status})
+	}
+	token, err := s.Engine.NewToken(string(reportJSON))
+	if err != nil {
+		return err
+	}
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("socketpair: %w", err)
+	}
+	engineEnd := os.NewFile(uintptr(fds[0]), "engine-end")
+	agentEnd := os.NewFile(uintptr(fds[1]), "agent-end")
+	conn, err := net.FileConn(engineEnd)
+	engineEnd.Close()
+	if err != nil {
+		agentEnd.Close()
+		return fmt.Errorf("engine end: %w", err)
+	}
+	args := append([]string{"internal-agent"}, s.AgentArgs...)
+	cmd, err := sandbox.Command(ctx, s.ShieldBin, prof, s.ShieldBin, args...)
+	if unconfined && err == nil {
+		cmd.Path, cmd.Args = s.ShieldBin, append([]string{s.ShieldBin}, args...)
+	}
+	if err != nil {
+		conn.Close()
+		agentEnd.Close()
+		return err
+	}
+	agentID := randomID()
+	cmd.Env = append(os.Environ(), "SHIELD_AGENT_TOKEN="+token, "SHIELD_AGENT_ID="+agentID, "SHIELD_CANARY_REPORT="+string(reportJSON))
+	cmd.ExtraFiles = []*os.File{agentEnd} // fd 3
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		conn.Close()
+		agentEnd.Close()
+		return fmt.Errorf("start agent: %w", err)
+	}
+	agentEnd.Close()
+	s.Listener.Push(conn)
+	s.record(ctx, "agent_started", map[string]any{"agent_id": agentID, "pid": cmd.Process.Pid, "sandbox": report.Status})
+	s.Log.Info("agent started", "agent_id", agentID, "pid", cmd.Process.Pid, "sandbox", string(report.Status))
+	err = cmd.Wait()
+	conn.Close()
+	if err == nil {
+		err = errors.New("agent exited")
+	}
+	return err
+}
+
+// ConnListener is a net.Listener whose connections are pushed by the supervisor.
+type ConnListener struct {
+	ch     chan net.Conn
+	once   sync.Once
+	closed chan struct{}
+}
+
+// NewConnListener returns an empty listener.
+func NewConnListener() *ConnListener {
+	return &ConnListener{ch: make(chan net.Conn, 4), closed: make(chan struct{})}
+}
+
+// Push hands a connection to Accept.
+func (l *ConnListener) Push(c net.Conn) {
+	select {
+	case l.ch <- c:
+	case <-l.closed:
+		c.Close()
+	}
+}
+
+// Accept implements net.Listener.
+func (l *ConnListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.ch:
+		return c, nil
+	case <-l.closed:
+		return nil, net.ErrClosed
+	}
+}
+
+// Close implements net.Listener.
+func (l *ConnListener) Close() error {
+	l.once.Do(func() { close(l.closed) })
+	return nil
+}
+
+// Addr implements net.Listener.
+func (l *ConnListener) Addr() net.Addr { return &net.UnixAddr{Name: "agent-socketpair", Net: "unix"} }
