@@ -26,6 +26,8 @@ type Report struct {
 	Root []byte
 	// Warnings are facts worth reporting that are not tampering.
 	Warnings []string
+	// Notes are the verified checkpoint notes in the log, by tree size.
+	Notes map[uint64][]byte
 }
 
 // Verify checks the log in dir offline: every record's canonical form and hash, sequence
@@ -106,6 +108,10 @@ func VerifyFS(fsys fs.FS, pubkeys ...string) (*Report, error) {
 		}
 	}
 	rep.Records = next
+	rep.Notes = make(map[uint64][]byte, len(ckptSeqs))
+	for seq, n := range ckptSeqs {
+		rep.Notes[seq] = n
+	}
 	rep.Root, _ = tr.root(next)
 
 	// The checkpoint file is the newest checkpoint the writer completed; the log must still hold
