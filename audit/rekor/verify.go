@@ -11,8 +11,8 @@ import (
 	"strings"
 
 	pbs "github.com/sigstore/protobuf-specs/gen/pb-go/rekor/v1"
-	rnote "github.com/sigstore/rekor-tiles/v2/pkg/note"
 	pb "github.com/sigstore/rekor-tiles/v2/pkg/generated/protobuf"
+	rnote "github.com/sigstore/rekor-tiles/v2/pkg/note"
 	rverify "github.com/sigstore/rekor-tiles/v2/pkg/verify"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"github.com/sigstore/sigstore/pkg/signature"
@@ -122,4 +122,3 @@ func verifyAnchor(an *Anchor, auditKeys []string, logNotes map[uint64][]byte, rv
 	}
 	return nil
 }
-
