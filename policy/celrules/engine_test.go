@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -351,5 +352,30 @@ func TestToolsFilterAndCombination(t *testing.T) {
 				t.Errorf("findings (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestDeadlineInterruptsEvaluation(t *testing.T) {
+	b := bundleOf(t, map[string]string{"rules/slow.yaml": `
+rules:
+  - id: slow
+    when: strings.exists(s, strings.exists(t, strings.exists(u, (s + t + u).contains("never"))))
+    decision: block
+    message: never
+`})
+	// The cost limit is out of the way: only the context can stop this evaluation early.
+	e, err := CompileOptions(b, testNorm, Options{CostLimit: 1 << 62, InterruptCheckFrequency: 10})
+	if err != nil {
+		t.Fatalf("Compile: %v", err)
+	}
+	args := map[string]any{}
+	for i := range 300 {
+		args[strings.Repeat("k", i+1)] = "x"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	res, err := e.Evaluate(ctx, input("Bash", args, "/", nil))
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Evaluate = %+v, %v; want context.DeadlineExceeded", res, err)
 	}
 }

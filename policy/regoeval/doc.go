@@ -13,13 +13,19 @@
 // under data at their directory's path (rules/net/data.json → data.rules.net), as OPA does.
 // Modules are Rego v1 unless the manifest says "rego_version": 0.
 //
-// Builtins that reach outside the process (http.send, net.lookup_ip_addr, opa.runtime, …) are
-// not available: a policy that calls one does not compile.
+// Builtins that reach outside the process (http.send, net.lookup_ip_addr, opa.runtime,
+// providers.aws.sign_req) are not available: a policy that calls one does not compile. Builtin
+// errors are strict (rego.StrictBuiltinErrors): a builtin that fails on the input (a bad regex,
+// json.unmarshal of text that is not JSON) is an evaluation error, which fails the call closed,
+// rather than silently making a deny rule undefined. Guard such calls (json.is_valid, …).
+//
+// Evaluation honours the context: a deadline or a cancellation stops it with an error.
 //
 // # Input
 //
 // input is the normalised action (normalize.Action, with the names of its json tags: input.tool,
-// input.class, input.commands[_].name, input.paths[_].clean, input.urls[_].ip_class, …) plus
+// input.class, input.commands[_].name, input.paths[_].clean, input.urls[_].ip_class, …; lists and
+// maps are never null but empty) plus
 //
 //	input.context = {"session_id": s, "agent_id": s, "runtime": s, "caller": s, "labels": {s: s}}
 //

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -216,5 +217,21 @@ func TestNoModules(t *testing.T) {
 	res, err := e.Evaluate(context.Background(), netInput("a.test", normalize.IPHostname))
 	if err != nil || len(res.Findings) != 0 {
 		t.Fatalf("Evaluate = %+v, %v; want no findings", res, err)
+	}
+}
+
+func TestDeadlineInterruptsEvaluation(t *testing.T) {
+	e, err := Compile(bundleOf(t, map[string]string{"p.rego": `package shield
+
+decision := {"deny": [{"rule": "slow", "reason": "r"} | count([x | some x in numbers.range(1, 100000000); x < 0]) > 0]}
+`}))
+	if err != nil {
+		t.Fatalf("Compile: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	res, err := e.Evaluate(ctx, netInput("a.test", normalize.IPHostname))
+	if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, ErrEvaluation) {
+		t.Fatalf("Evaluate = %+v, %v; want an evaluation error wrapping context.DeadlineExceeded", res, err)
 	}
 }

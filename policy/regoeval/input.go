@@ -34,7 +34,7 @@ func InputValue(a *normalize.Action, call *shield.Call) (ast.Value, error) {
 		str("agent_id", cc.AgentID),
 		str("runtime", cc.Runtime),
 		str("caller", cc.Caller),
-		ast.Item(ast.StringTerm("labels"), ast.NewTerm(labels)),
+		[2]*ast.Term{key("labels"), ast.NewTerm(labels)},
 	)
 	cmds := ast.NewArrayWithCapacity(len(a.Commands))
 	for i := range a.Commands {
@@ -70,14 +70,14 @@ func InputValue(a *normalize.Action, call *shield.Call) (ast.Value, error) {
 		str("tool", a.Tool),
 		str("class", a.Class),
 		boolean("known", a.Known),
-		ast.Item(ast.StringTerm("args"), ast.NewTerm(args)),
+		ast.Item(key("args"), ast.NewTerm(args)),
 		str("cwd", a.Cwd),
 		str("workspace", a.Workspace),
 		str("command", a.Command),
-		ast.Item(ast.StringTerm("commands"), ast.NewTerm(cmds)),
+		ast.Item(key("commands"), ast.NewTerm(cmds)),
 		str("parse_error", a.ParseError),
-		ast.Item(ast.StringTerm("paths"), ast.NewTerm(paths)),
-		ast.Item(ast.StringTerm("urls"), ast.NewTerm(urls)),
+		ast.Item(key("paths"), ast.NewTerm(paths)),
+		ast.Item(key("urls"), ast.NewTerm(urls)),
 		strs("recipients", a.Recipients),
 		str("body", a.Body),
 		str("content", a.Content),
@@ -85,7 +85,7 @@ func InputValue(a *normalize.Action, call *shield.Call) (ast.Value, error) {
 		str("method", a.Method),
 		strs("strings", a.Strings),
 		boolean("truncated", a.Truncated),
-		ast.Item(ast.StringTerm("context"), ast.NewTerm(ctx)),
+		ast.Item(key("context"), ast.NewTerm(ctx)),
 	), nil
 }
 
@@ -103,7 +103,7 @@ func commandValue(c *normalize.Command) ast.Value {
 		str("via", c.Via),
 		boolean("pipe", c.Pipe),
 		num("pipe_index", c.PipeIndex),
-		ast.Item(ast.StringTerm("redirects"), ast.NewTerm(redirs)),
+		ast.Item(key("redirects"), ast.NewTerm(redirs)),
 		boolean("dynamic", c.Dynamic),
 		boolean("sudo", c.Sudo),
 		boolean("background", c.Background),
@@ -111,18 +111,40 @@ func commandValue(c *normalize.Command) ast.Value {
 	)
 }
 
-func str(k, v string) [2]*ast.Term { return ast.Item(ast.StringTerm(k), ast.StringTerm(v)) }
+// keyTerms holds one shared, never-modified term per object key of the input, so that building
+// an input allocates only for values.
+var keyTerms = map[string]*ast.Term{}
 
-func boolean(k string, v bool) [2]*ast.Term {
-	return ast.Item(ast.StringTerm(k), ast.BooleanTerm(v))
+func init() {
+	for _, k := range []string{
+		"tool", "class", "known", "args", "cwd", "workspace", "command", "commands", "parse_error",
+		"paths", "urls", "recipients", "body", "content", "prompt", "method", "strings", "truncated",
+		"context", "session_id", "agent_id", "runtime", "caller", "labels",
+		"name", "argv", "raw", "depth", "via", "pipe", "pipe_index", "redirects", "dynamic", "sudo",
+		"background", "env", "op", "fd", "path", "clean", "role", "in_workspace", "sensitive", "kind",
+		"dotdot", "scheme", "host", "port", "query", "userinfo", "ip_class",
+	} {
+		keyTerms[k] = ast.StringTerm(k)
+	}
 }
 
-func num(k string, v int) [2]*ast.Term { return ast.Item(ast.StringTerm(k), ast.IntNumberTerm(v)) }
+func key(k string) *ast.Term {
+	if t, ok := keyTerms[k]; ok {
+		return t
+	}
+	return ast.StringTerm(k)
+}
+
+func str(k, v string) [2]*ast.Term { return [2]*ast.Term{key(k), ast.InternedTerm(v)} }
+
+func boolean(k string, v bool) [2]*ast.Term { return [2]*ast.Term{key(k), ast.InternedTerm(v)} }
+
+func num(k string, v int) [2]*ast.Term { return [2]*ast.Term{key(k), ast.InternedTerm(v)} }
 
 func strs(k string, l []string) [2]*ast.Term {
 	terms := make([]*ast.Term, len(l))
 	for i, s := range l {
-		terms[i] = ast.StringTerm(s)
+		terms[i] = ast.InternedTerm(s)
 	}
-	return ast.Item(ast.StringTerm(k), ast.ArrayTerm(terms...))
+	return [2]*ast.Term{key(k), ast.ArrayTerm(terms...)}
 }
