@@ -407,12 +407,18 @@ func (p *Pipeline) runBundleTiers(ctx context.Context, pol *Policy, call *Call, 
 		v = Verdict{Decision: d, Tier: TierPipeline, Rules: []string{RuleDefaultPrefix + action.Class},
 			Reason: defaultReason(d, action)}
 	}
-	// An argument Shield could not parse never yields ALLOW, whatever the rules say.
-	if v.Decision == Allow && action.ParseError != "" {
+	// An argument Shield could not parse, or parsed only in part because it hit a bound, never
+	// yields ALLOW, whatever the rules say.
+	if v.Decision == Allow && notFullyUnderstood(action) {
 		v = Verdict{Decision: Escalate, Tier: TierPipeline, Rules: []string{RuleUnparsedAllowed},
-			Reason: "needs review: the command could not be parsed, so it cannot be allowed automatically"}
+			Reason: "needs review: the call could not be fully parsed, so it cannot be allowed automatically"}
 	}
 	return v
+}
+
+// notFullyUnderstood reports whether normalisation failed or stopped at a bound.
+func notFullyUnderstood(a *normalize.Action) bool {
+	return a != nil && (a.ParseError != "" || a.Truncated)
 }
 
 func defaultReason(d Decision, a *normalize.Action) string {
@@ -534,7 +540,7 @@ func (p *Pipeline) escalate(ctx context.Context, call *Call, action *normalize.A
 		next.ActionHash, next.ActionClass = v.ActionHash, v.ActionClass
 		next.EscalationID = res.EscalationID
 		next.Judge = res.Judge
-		if next.Decision == Allow && action != nil && action.ParseError != "" && t.Level() < TierHuman {
+		if next.Decision == Allow && notFullyUnderstood(action) && t.Level() < TierHuman {
 			continue // only a human may allow what Shield could not parse
 		}
 		if next.Decision != Escalate {

@@ -50,6 +50,10 @@ func (classNormalizer) Normalize(tool string, args map[string]any, cwd string) *
 		a.Class = normalize.ClassExec
 		a.ParseError = "unterminated quote"
 	}
+	if tool == "truncated" {
+		a.Class = normalize.ClassExec
+		a.Truncated = true
+	}
 	return a
 }
 
@@ -115,6 +119,8 @@ func TestPipelineCombination(t *testing.T) {
 		{name: "tier panic blocks", tool: "exec", t0: func(context.Context, *Input) (Result, error) { panic("bad rule") }, t1: silent,
 			wantDec: Block, wantTier: 0, wantRules: []string{RuleTierError}, t1Called: false},
 		{name: "unparsed command is never allowed", tool: "unparsed", t0: silent, t1: says(Allow, "rego:ok"),
+			wantDec: Escalate, wantTier: TierPipeline, wantRules: []string{RuleUnparsedAllowed}, t1Called: true},
+		{name: "truncated normalisation is never allowed", tool: "truncated", t0: silent, t1: silent,
 			wantDec: Escalate, wantTier: TierPipeline, wantRules: []string{RuleUnparsedAllowed}, t1Called: true},
 	}
 	for _, tc := range tests {

@@ -234,6 +234,9 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	)
 	svc := server.NewShieldService(p, a, version)
 	shieldv1.RegisterShieldServiceServer(gs, svc)
+	if h, ok := al.(*auditHandle); ok {
+		shieldv1.RegisterAuditServiceServer(gs, server.NewAuditService(h.log))
+	}
 	reflection.Register(gs)
 
 	var lis []net.Listener
