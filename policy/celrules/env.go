@@ -44,6 +44,9 @@ func envOptions() []cel.EnvOption {
 		url := cel.ObjectType("normalize.URL")
 		strList := cel.ListType(cel.StringType)
 		return []cel.EnvOption{
+			// The fused per-class program holds every rule of the class; a rule file is bounded
+			// by the bundle's file size limit, so this only lifts the default 100 000 code points.
+			cel.ParserExpressionSizeLimit(8 << 20),
 			ext.NativeTypes(
 				reflect.TypeOf(normalize.Command{}),
 				reflect.TypeOf(normalize.Redirect{}),
