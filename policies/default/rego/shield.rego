@@ -66,17 +66,22 @@ dumps_environment if {
 	name in {"env", "printenv"}
 }
 
+# host_in_list: the host or one of its parent domains is in names (a set).
 host_in_list(host, names) if {
-	some d in names
-	host == d
+	labels := split(host, ".")
+	count(labels) > 1
+	some i in numbers.range(0, count(labels) - 2)
+	concat(".", array.slice(labels, i, count(labels))) in names
 }
 
-host_in_list(host, names) if {
-	some d in names
-	endswith(host, concat("", [".", d]))
-}
+exfil_domains := {d | some d in data.shield.lists.exfil_domains}
 
-exfil_host(u) if host_in_list(u.host, data.shield.lists.exfil_domains)
+internal_email_domains := {d | some d in data.shield.lists.internal_email_domains}
+
+exfil_host(u) if {
+	u.ip_class == "hostname"
+	host_in_list(u.host, exfil_domains)
+}
 
 uploads if input.method in {"POST", "PUT", "PATCH"}
 
@@ -190,7 +195,7 @@ escalate contains finding("message.external-recipient", sprintf("e-mail to %s, o
 	some r in input.recipients
 	contains(r, "@")
 	domain := lower(regex.replace(r, `^.*@`, ""))
-	not host_in_list(domain, data.shield.lists.internal_email_domains)
+	not host_in_list(domain, internal_email_domains)
 }
 
 # ---------------------------------------------------------------------------------------------
