@@ -5,7 +5,7 @@
 // with an ECDSA P-256 key), and the returned entry, with its inclusion proof and the Rekor
 // checkpoint, is stored beside our checkpoints so that VerifyAnchors can check it offline.
 //
-// The Rekor v2 API (rekor-tiles) is supported. The Rekor v1 API is not implemented.
+// Both Rekor APIs are supported: v2 (rekor-tiles, NewV2) and v1 (rekor, NewV1).
 //
 // rekor imports audit; cmd/shield imports rekor.
 package rekor
@@ -39,7 +39,7 @@ type Source interface {
 
 // Uploader submits one hashedrekord entry and returns the stored form of the log's answer.
 type Uploader interface {
-	// API names the Rekor API, "v2".
+	// API names the Rekor API, "v1" or "v2".
 	API() string
 	// Upload logs the SHA-256 digest of an artifact with an ECDSA signature over it, made by
 	// the key whose DER (PKIX) public key is pub, and returns the log's entry as stored JSON.
@@ -62,7 +62,7 @@ type Config struct {
 
 // Anchor is an anchored checkpoint, stored as Dir/<size>.json.
 type Anchor struct {
-	API        string          `json:"api"`        // "v2"
+	API        string          `json:"api"`        // "v1" or "v2"
 	Checkpoint string          `json:"checkpoint"` // our signed checkpoint note (the artifact)
 	Size       uint64          `json:"size"`       // its tree size
 	PublicKey  string          `json:"public_key"` // PEM of the ECDSA key that signed the entry

@@ -85,7 +85,12 @@ func verifyAnchor(an *Anchor, auditKeys []string, logNotes map[uint64][]byte, rv
 	if !ecdsa.VerifyASN1(ek, digest[:], an.Signature) {
 		return errors.New("anchor signature does not verify")
 	}
-	if an.API != "v2" {
+	der, _ := x509.MarshalPKIXPublicKey(ek)
+	switch an.API {
+	case "v1":
+		return verifyV1(an, digest[:], der, rv)
+	case "v2":
+	default:
 		return fmt.Errorf("rekor API %q is not supported", an.API)
 	}
 	var tle pbs.TransparencyLogEntry
@@ -109,7 +114,6 @@ func verifyAnchor(an *Anchor, auditKeys []string, logNotes map[uint64][]byte, rv
 		return fmt.Errorf("decode rekor entry body: %w", err)
 	}
 	hr := body.GetSpec().GetHashedRekordV002()
-	der, _ := x509.MarshalPKIXPublicKey(ek)
 	switch {
 	case body.GetKind() != "hashedrekord" || hr == nil:
 		return errors.New("rekor entry is not a hashedrekord")
