@@ -9,7 +9,8 @@
 //
 // # Layout
 //
-// A bundle is a directory tree, OPA-compatible so that `opa test DIR` runs its Rego tests:
+// A bundle is a directory tree laid out as an OPA bundle, so that `opa test -b DIR` runs its Rego
+// tests:
 //
 //	.manifest        JSON {"revision": "...", "roots": ["shield"], "metadata": {...}} (required)
 //	catalog.yaml     the tool catalog (read by shield/normalize; carried here as bytes)

@@ -235,3 +235,24 @@ decision := {"deny": [{"rule": "slow", "reason": "r"} | count([x | some x in num
 		t.Fatalf("Evaluate = %+v, %v; want an evaluation error wrapping context.DeadlineExceeded", res, err)
 	}
 }
+
+func TestManifestRoots(t *testing.T) {
+	_, err := Compile(bundleOf(t, map[string]string{
+		".manifest":        `{"revision": "t", "roots": ["shield"]}`,
+		"p.rego":           "package shield\n\ndecision := {}\n",
+		"t_test.rego":      "package shield_test\n\ntest_x if true\n",
+		"other/data.json":  `{"x": 1}`,
+		"shield/data.json": `{"lists": {}}`,
+	}))
+	if err == nil {
+		t.Fatal("Compile succeeded with content outside the roots")
+	}
+	for _, want := range []string{"t_test.rego:1: package shield_test is outside the manifest roots [shield]", "other/data.json: data.other.x is outside"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+	if strings.Contains(err.Error(), "shield/data.json") {
+		t.Errorf("data under the root was rejected:\n%v", err)
+	}
+}

@@ -84,6 +84,10 @@ func Parse(b *policy.Bundle) (*Parsed, error) {
 			continue
 		}
 		p.Modules[file] = m
+		if pkg := strings.TrimPrefix(m.Package.Path.String(), "data."); !underRoots(pkg, b.Manifest.Roots) {
+			probs = append(probs, policy.Problem{File: file, Line: m.Package.Location.Row,
+				Msg: fmt.Sprintf("package %s is outside the manifest roots %v (opa test -b rejects it; name tests like %s.x_test)", pkg, b.Manifest.Roots, b.Manifest.Roots[0])})
+		}
 	}
 	for _, file := range b.Paths(isDataFile) {
 		var v any
@@ -112,6 +116,12 @@ func Parse(b *policy.Bundle) (*Parsed, error) {
 		if dir != "." {
 			keys = strings.Split(dir, "/")
 		}
+		for k := range obj {
+			at := strings.Join(append(append([]string(nil), keys...), k), ".")
+			if !underRoots(at, b.Manifest.Roots) {
+				probs = append(probs, policy.Problem{File: file, Msg: fmt.Sprintf("data.%s is outside the manifest roots %v", at, b.Manifest.Roots)})
+			}
+		}
 		if err := mount(p.Data, keys, obj); err != nil {
 			probs = append(probs, policy.Problem{File: file, Msg: err.Error()})
 		}
@@ -120,6 +130,22 @@ func Parse(b *policy.Bundle) (*Parsed, error) {
 		return nil, fmt.Errorf("parse rego: %w", err)
 	}
 	return p, nil
+}
+
+// underRoots reports whether a dotted path lies under one of the manifest roots (slash-separated,
+// as OPA writes them). No roots means everything is allowed.
+func underRoots(dotted string, roots []string) bool {
+	if len(roots) == 0 {
+		return true
+	}
+	p := strings.ReplaceAll(dotted, ".", "/")
+	for _, r := range roots {
+		r = strings.Trim(r, "/")
+		if r == "" || p == r || strings.HasPrefix(p, r+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // mount merges obj into data at keys; a key defined twice with non-object values is an error.

@@ -1,4 +1,4 @@
-package shield_test
+package shield.decision_test
 
 import data.shield
 
