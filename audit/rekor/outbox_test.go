@@ -40,6 +40,7 @@ func TestOutboxRetriesAndSurvivesRestart(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	waitCheckpoint(t, l, 2)
 	cfg := Config{Dir: filepath.Join(dir, "anchors")}
 	up := &flaky{n: 1}
 	a, err := New(cfg, l, up)
