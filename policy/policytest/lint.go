@@ -51,8 +51,8 @@ func (r *LintReport) Write(w io.Writer) {
 
 // Lint checks a bundle without running its tests: CEL and Rego compile problems (errors),
 // duplicate rule ids (errors, across files), action classes that neither normalize.KnownClasses
-// nor the bundle catalog's classes: list (errors: such a rule never fires), and rules without
-// examples (warnings).
+// nor the bundle catalog's classes: list (errors: such a rule never fires), rules without
+// examples and Rego packages or data outside the manifest roots (warnings).
 func Lint(b *policy.Bundle) *LintReport {
 	rep := &LintReport{}
 	add := func(level string, ps ...policy.Problem) {
@@ -97,8 +97,13 @@ func Lint(b *policy.Bundle) *LintReport {
 			add(LintError, policy.Problem{File: policy.DefaultsFile, Msg: fmt.Sprintf("unknown action class %q", c)})
 		}
 	}
-	if _, err := regoeval.Compile(b); err != nil {
+	if p, err := regoeval.Parse(b); err != nil {
 		add(LintError, policy.AsProblems(err)...)
+	} else {
+		add(LintWarning, p.CheckRoots(b)...)
+		if _, err := p.Prepare(); err != nil {
+			add(LintError, policy.AsProblems(err)...)
+		}
 	}
 	sort.SliceStable(rep.Findings, func(i, j int) bool {
 		a, b := rep.Findings[i].Problem, rep.Findings[j].Problem

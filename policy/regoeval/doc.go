@@ -9,9 +9,9 @@
 // # Bundle files
 //
 // Every *.rego file is a module; *_test.rego files are tests (run by policy/policytest and by
-// `opa test -b DIR`, never loaded for serving). When the manifest lists roots, every package and
-// data path must lie under one of them, as OPA's bundle mode requires: name test packages like
-// shield.decision_test. (Plain `opa test DIR` without -b would also load rules/*.yaml and the
+// `opa test -b DIR`, never loaded for serving). When the manifest lists roots, OPA's bundle mode
+// requires every package and data path to lie under one of them (Parsed.CheckRoots; `shield
+// policy lint` warns): name test packages like shield.decision_test. (Plain `opa test DIR` without -b would also load rules/*.yaml and the
 // catalog as data and fail; use -b.) data.json, data.yaml and data.yml files are mounted
 // under data at their directory's path (rules/net/data.json → data.rules.net), as OPA does.
 // Modules are Rego v1 unless the manifest says "rego_version": 0.

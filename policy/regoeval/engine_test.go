@@ -237,15 +237,20 @@ decision := {"deny": [{"rule": "slow", "reason": "r"} | count([x | some x in num
 }
 
 func TestManifestRoots(t *testing.T) {
-	_, err := Compile(bundleOf(t, map[string]string{
+	b := bundleOf(t, map[string]string{
 		".manifest":        `{"revision": "t", "roots": ["shield"]}`,
 		"p.rego":           "package shield\n\ndecision := {}\n",
 		"t_test.rego":      "package shield_test\n\ntest_x if true\n",
 		"other/data.json":  `{"x": 1}`,
 		"shield/data.json": `{"lists": {}}`,
-	}))
+	})
+	p, err := Parse(b)
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	err = p.CheckRoots(b).Err()
 	if err == nil {
-		t.Fatal("Compile succeeded with content outside the roots")
+		t.Fatal("CheckRoots found nothing outside the roots")
 	}
 	for _, want := range []string{"t_test.rego:1: package shield_test is outside the manifest roots [shield]", "other/data.json: data.other.x is outside"} {
 		if !strings.Contains(err.Error(), want) {

@@ -84,10 +84,6 @@ func Parse(b *policy.Bundle) (*Parsed, error) {
 			continue
 		}
 		p.Modules[file] = m
-		if pkg := strings.TrimPrefix(m.Package.Path.String(), "data."); !underRoots(pkg, b.Manifest.Roots) {
-			probs = append(probs, policy.Problem{File: file, Line: m.Package.Location.Row,
-				Msg: fmt.Sprintf("package %s is outside the manifest roots %v (opa test -b rejects it; name tests like %s.x_test)", pkg, b.Manifest.Roots, b.Manifest.Roots[0])})
-		}
 	}
 	for _, file := range b.Paths(isDataFile) {
 		var v any
@@ -116,12 +112,6 @@ func Parse(b *policy.Bundle) (*Parsed, error) {
 		if dir != "." {
 			keys = strings.Split(dir, "/")
 		}
-		for k := range obj {
-			at := strings.Join(append(append([]string(nil), keys...), k), ".")
-			if !underRoots(at, b.Manifest.Roots) {
-				probs = append(probs, policy.Problem{File: file, Msg: fmt.Sprintf("data.%s is outside the manifest roots %v", at, b.Manifest.Roots)})
-			}
-		}
 		if err := mount(p.Data, keys, obj); err != nil {
 			probs = append(probs, policy.Problem{File: file, Msg: err.Error()})
 		}
@@ -130,6 +120,47 @@ func Parse(b *policy.Bundle) (*Parsed, error) {
 		return nil, fmt.Errorf("parse rego: %w", err)
 	}
 	return p, nil
+}
+
+// CheckRoots reports the packages and data paths outside the manifest roots. Shield serves
+// them, but OPA's bundle mode (`opa test -b`) rejects the bundle; lint reports them.
+func (p *Parsed) CheckRoots(b *policy.Bundle) policy.Problems {
+	roots := b.Manifest.Roots
+	if len(roots) == 0 {
+		return nil
+	}
+	var probs policy.Problems
+	for _, file := range b.Paths(IsModule) {
+		m, ok := p.Modules[file]
+		if !ok {
+			continue
+		}
+		if pkg := strings.TrimPrefix(m.Package.Path.String(), "data."); !underRoots(pkg, roots) {
+			probs = append(probs, policy.Problem{File: file, Line: m.Package.Location.Row,
+				Msg: fmt.Sprintf("package %s is outside the manifest roots %v (opa test -b rejects it; name tests like %s.x_test)", pkg, roots, roots[0])})
+		}
+	}
+	for _, file := range b.Paths(isDataFile) {
+		var v map[string]any
+		if strings.HasSuffix(file, ".json") {
+			_ = json.Unmarshal(b.Files[file], &v)
+		} else {
+			_ = policy.DecodeYAML(file, b.Files[file], &v)
+		}
+		dir := path.Dir(file)
+		var keys []string
+		if dir != "." {
+			keys = strings.Split(dir, "/")
+		}
+		for k := range v {
+			at := strings.Join(append(append([]string(nil), keys...), k), ".")
+			if !underRoots(at, roots) {
+				probs = append(probs, policy.Problem{File: file, Msg: fmt.Sprintf("data.%s is outside the manifest roots %v", at, roots)})
+			}
+		}
+	}
+	probs.Sort()
+	return probs
 }
 
 // underRoots reports whether a dotted path lies under one of the manifest roots (slash-separated,
