@@ -26,7 +26,7 @@ func TestPolicyTestCommand(t *testing.T) {
 		want     string
 	}{
 		{"default bundle passes", []string{"test", "../../policies/default"}, 0, "ok: "},
-		{"rego tests pass", []string{"test", "-v", "../../policy/regoeval/testdata/good"}, 0, "PASS  shield/decision_test.rego:5: rego shield_test.test_metadata_denied"},
+		{"rego tests pass", []string{"test", "-v", "../../policy/regoeval/testdata/good"}, 0, "PASS  shield/decision_test.rego:5: rego shield.decision_test.test_metadata_denied"},
 		{"failures exit 1 with file:line", []string{"test", "../../policy/policytest/testdata/bad"}, 1, "FAIL  shield/p_test.rego:10: rego shield_test.test_exec_denied"},
 		{"lint errors exit 1", []string{"lint", "../../policy/policytest/testdata/bad"}, 1, `error: rules/r.yaml:11: rule "exec.typo-class": unknown action class "exce"`},
 		{"lint of the default bundle", []string{"lint", "../../policies/default"}, 0, "0 errors"},
