@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"runtime/pprof"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -38,6 +39,7 @@ func runLoad(ctx context.Context, env *cmdEnv, args []string) error {
 	inflight := fs.Int("inflight", 64, "calls in flight")
 	duration := fs.Duration("duration", 10*time.Second, "how long to drive load (max 5m)")
 	unique := fs.Bool("unique", false, "make every call unique (defeats the verdict cache)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run (client and in-process service) to FILE")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -70,12 +72,24 @@ func runLoad(ctx context.Context, env *cmdEnv, args []string) error {
 	defer conn.Close()
 	client := shieldv1.NewShieldServiceClient(conn)
 
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	lctx, cancel := context.WithTimeout(ctx, *duration)
 	defer cancel()
 	var (
 		mu     sync.Mutex
 		lat    []time.Duration
 		errs   atomic.Int64
+		first  atomic.Value
 		seq    atomic.Int64
 		counts [4]atomic.Int64
 		wg     sync.WaitGroup
@@ -96,8 +110,10 @@ func runLoad(ctx context.Context, env *cmdEnv, args []string) error {
 				t0 := time.Now()
 				resp, err := client.Evaluate(lctx, req)
 				if err != nil {
-					if lctx.Err() == nil {
+					// gRPC enforces the run's deadline itself, a hair before the context reports it.
+					if dl, _ := lctx.Deadline(); lctx.Err() == nil && time.Until(dl) > 100*time.Millisecond {
 						errs.Add(1)
+						first.CompareAndSwap(nil, err.Error())
 					}
 					continue
 				}
@@ -123,6 +139,7 @@ func runLoad(ctx context.Context, env *cmdEnv, args []string) error {
 	fmt.Fprintf(env.stdout, "latency p50 %s  p99 %s  p99.9 %s  max %s\n", pct(0.50), pct(0.99), pct(0.999), pct(1))
 	fmt.Fprintf(env.stdout, "decisions ALLOW %d  BLOCK %d  ESCALATE %d\n", counts[1].Load(), counts[2].Load(), counts[3].Load())
 	if errs.Load() > 0 {
+		fmt.Fprintf(env.stdout, "first error: %v\n", first.Load())
 		return exitError{code: 1}
 	}
 	return nil
