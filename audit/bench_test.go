@@ -150,3 +150,40 @@ func millionLog(b *testing.B) (*Log, time.Time, time.Time) {
 	}
 	return million, mid.Time, mid.Time.Add(time.Minute)
 }
+
+// BenchmarkVerify verifies a closed log of 100 000 decision records (checkpoints every 1000).
+// Each op is one record verified.
+func BenchmarkVerify(b *testing.B) {
+	dir := b.TempDir()
+	l, err := Open(Config{Dir: dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	const n, workers = 100_000, 256
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n; i += workers {
+				if _, err := l.Append(context.Background(), TypeDecision, benchDecision(i)); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	pub := l.PublicKey()
+	l.Close()
+	b.ResetTimer()
+	var records uint64
+	for b.Loop() {
+		rep, err := Verify(dir, pub)
+		if err != nil {
+			b.Fatal(err)
+		}
+		records += rep.Records
+	}
+	b.ReportMetric(float64(records)/b.Elapsed().Seconds(), "records/s")
+}

@@ -97,6 +97,8 @@ type redactor struct {
 	// defaults is the built-in value patterns, run only on strings that contain one of their
 	// literal triggers (defaultTriggers); values holds the configured ones, run on every string.
 	defaults *regexp.Regexp
+	// onlyDefaults is set when no pattern was configured: mayMatch can then prefilter.
+	onlyDefaults bool
 	keyCache sync.Map // member name → bool, bounded by keyCacheMax
 	keyCount atomic.Int64
 }
@@ -169,6 +171,7 @@ func (r Redaction) compile() (*redactor, error) {
 	if len(r.Values) > 0 {
 		out.values = []*regexp.Regexp{regexp.MustCompile("(?:" + strings.Join(r.Values, ")|(?:") + ")")}
 	}
+	out.onlyDefaults = !r.NoDefaults && len(r.Keys) == 0 && len(r.Values) == 0
 	if !r.NoDefaults {
 		out.defaults = regexp.MustCompile("(?:" + strings.Join(defaultValuePatterns, ")|(?:") + ")")
 	}
@@ -201,7 +204,7 @@ func (r *redactor) prepare(d *Decision) (*Decision, error) {
 	}
 	sum := sha256.Sum256(canon)
 	out.ArgsHash, out.Arguments = hex.EncodeToString(sum[:]), canon
-	if r.off {
+	if r.off || !r.mayMatch(canon) {
 		return &out, nil
 	}
 	var v any
@@ -253,6 +256,29 @@ func canonicalDecision(d *Decision) ([]byte, error) {
 	}
 	return out, nil
 }
+
+// mayMatch is a conservative prefilter over the whole canonical arguments text: false only when
+// no pattern can match any member name or string in it. With configured patterns (which may be
+// anchored) it always says true; the built-in ones each require one of a few literals.
+func (r *redactor) mayMatch(canon []byte) bool {
+	if !r.onlyDefaults {
+		return true
+	}
+	s := string(canon)
+	if hasTrigger(s) {
+		return true
+	}
+	for _, k := range defaultKeyTriggers {
+		if containsFold(s, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// defaultKeyTriggers: every member name a default key pattern matches contains one of these
+// (ASCII case folded).
+var defaultKeyTriggers = []string{"pass", "secret", "token", "api", "access", "private", "auth", "credential", "cookie", "session"}
 
 // walk redacts v in place. Under a member whose name looks secret (secret is true), every
 // string leaf is replaced whole; elsewhere value patterns are replaced inside strings.

@@ -33,3 +33,49 @@ func FuzzCanonicalDecision(f *testing.F) {
 		}
 	})
 }
+
+func TestRedactionPrefilter(t *testing.T) {
+	tests := []struct {
+		name, args string
+		cfg        Redaction
+		redacted   bool
+	}{
+		{"plain", `{"command":"ls -la"}`, Redaction{}, false},
+		{"anchored default key", `{"auth":"x"}`, Redaction{}, true},
+		{"upper-case key", `{"PASSWORD":"x"}`, Redaction{}, true},
+		{"token in value", `{"command":"echo ghp_abcdefghijklmnopqrstuvwxyz0123"}`, Redaction{}, true},
+		{"anchored configured key", `{"pin":"1234"}`, Redaction{Keys: []string{`^pin$`}}, true},
+		{"anchored configured value", `{"a":"hunter2"}`, Redaction{Values: []string{`^hunter2$`}}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := tc.cfg.compile()
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := r.prepare(&Decision{Arguments: json.RawMessage(tc.args)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := len(d.Redacted) > 0; got != tc.redacted {
+				t.Fatalf("redacted = %v (%s), want %v", got, d.Arguments, tc.redacted)
+			}
+		})
+	}
+}
+
+// BenchmarkPrepareDecision is the appender's CPU per decision record: redaction, argument hash
+// and RFC 8785 encoding (no I/O).
+func BenchmarkPrepareDecision(b *testing.B) {
+	r, _ := Redaction{}.compile()
+	d := benchDecision(1)
+	for b.Loop() {
+		p, err := r.prepare(d)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := canonicalDecision(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
