@@ -99,8 +99,8 @@ type redactor struct {
 	defaults *regexp.Regexp
 	// onlyDefaults is set when no pattern was configured: mayMatch can then prefilter.
 	onlyDefaults bool
-	keyCache sync.Map // member name → bool, bounded by keyCacheMax
-	keyCount atomic.Int64
+	keyCache     sync.Map // member name → bool, bounded by keyCacheMax
+	keyCount     atomic.Int64
 }
 
 const keyCacheMax = 4096
