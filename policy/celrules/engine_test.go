@@ -379,3 +379,29 @@ rules:
 		t.Fatalf("Evaluate = %+v, %v; want context.DeadlineExceeded", res, err)
 	}
 }
+
+func TestConcurrentEvaluate(t *testing.T) {
+	e := compileGood(t)
+	in := input("Bash", map[string]any{"command": "sudo rm -rf /"}, "/w", nil)
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			for range 50 {
+				res, err := e.Evaluate(context.Background(), in)
+				if err == nil && (len(res.Findings) != 1 || res.Findings[0].Decision != shield.Block) {
+					err = errors.New("wrong result under concurrency")
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -261,3 +261,29 @@ func TestManifestRoots(t *testing.T) {
 		t.Errorf("data under the root was rejected:\n%v", err)
 	}
 }
+
+func TestConcurrentEvaluate(t *testing.T) {
+	e := compileGood(t)
+	in := netInput("169.254.169.254", normalize.IPMetadata)
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			for range 50 {
+				res, err := e.Evaluate(context.Background(), in)
+				if err == nil && (len(res.Findings) != 1 || res.Findings[0].Decision != shield.Block) {
+					err = errors.New("wrong result under concurrency")
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
