@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"runtime"
+	"sync"
 )
 
 // Report summarises a verified log.
@@ -74,15 +76,14 @@ func VerifyFS(fsys fs.FS, pubkeys ...string) (*Report, error) {
 		if err != nil {
 			return nil, fmt.Errorf("verify: %w", err)
 		}
-		for off := 0; off < len(data); {
-			nl := bytes.IndexByte(data[off:], '\n')
-			if nl < 0 {
-				return nil, bad(next, "incomplete last line at offset %d (torn write; opening the log quarantines it)", off)
+		lines, torn := splitLines(data)
+		recs, errs := decodeAll(data, lines)
+		for i, ln := range lines {
+			off := ln[0]
+			if errs[i] != nil {
+				return nil, bad(next, "record at offset %d is altered or corrupt: %v", off, errs[i])
 			}
-			rec, err := DecodeRecord(data[off : off+nl])
-			if err != nil {
-				return nil, bad(next, "record at offset %d is altered or corrupt: %v", off, err)
-			}
+			rec := recs[i]
 			switch {
 			case rec.Seq > next:
 				return nil, bad(next, "record missing: found seq %d where %d was expected (deleted records)", rec.Seq, next)
@@ -104,7 +105,9 @@ func VerifyFS(fsys fs.FS, pubkeys ...string) (*Report, error) {
 			}
 			prev = rec.Hash
 			next++
-			off += nl + 1
+		}
+		if torn >= 0 {
+			return nil, bad(next, "incomplete last line at offset %d (torn write; opening the log quarantines it)", torn)
 		}
 	}
 	rep.Records = next
@@ -178,4 +181,38 @@ func verifyCheckpointRecord(rec *Record, tr *tree, pubkeys []string) (Checkpoint
 		return Checkpoint{}, nil, fmt.Errorf("Merkle root of records 0..%d does not match the signed checkpoint (records before this one were altered)", int64(c.Size)-1)
 	}
 	return c, []byte(p.Note), nil
+}
+
+// splitLines returns the [start, end) offsets of the newline-terminated lines of data (end
+// excludes the newline) and the offset of an unterminated last line (-1: none).
+func splitLines(data []byte) ([][2]int, int) {
+	var out [][2]int
+	for off := 0; off < len(data); {
+		nl := bytes.IndexByte(data[off:], '\n')
+		if nl < 0 {
+			return out, off
+		}
+		out = append(out, [2]int{off, off + nl})
+		off += nl + 1
+	}
+	return out, -1
+}
+
+// decodeAll decodes lines on every CPU; the checks that depend on order stay with the caller.
+func decodeAll(data []byte, lines [][2]int) ([]*Record, []error) {
+	recs := make([]*Record, len(lines))
+	errs := make([]error, len(lines))
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(lines)/256))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(lines); i += workers {
+				recs[i], errs[i] = DecodeRecord(data[lines[i][0]:lines[i][1]])
+			}
+		}()
+	}
+	wg.Wait()
+	return recs, errs
 }
