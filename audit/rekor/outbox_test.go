@@ -71,6 +71,11 @@ func TestOutboxRetriesAndSurvivesRestart(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(cfg.Dir, "outbox", "2.note")); !os.IsNotExist(err) {
 		t.Fatalf("anchored checkpoint still queued: %v", err)
 	}
+	// The log records the anchor.
+	res, err := l.Query(context.Background(), audit.Query{Types: []audit.Type{audit.TypeAnchored}})
+	if err != nil || len(res.Records) != 1 {
+		t.Fatalf("anchored records: %v %v", res, err)
+	}
 	// The same checkpoint is not queued again.
 	if err := a2.Round(context.Background()); err != nil || len(up.got) != 1 {
 		t.Fatalf("second round: %v, %d uploads", err, len(up.got))

@@ -272,7 +272,18 @@ func (a *Anchorer) anchor(ctx context.Context, size uint64) error {
 	if err := os.Remove(qpath); err != nil {
 		return fmt.Errorf("rekor: dequeue %d: %w", size, err)
 	}
+	// The log records its own anchoring when it can (an *audit.Log can).
+	if ap, ok := a.src.(appender); ok {
+		if _, err := ap.Append(ctx, audit.TypeAnchored, map[string]any{"api": an.API, "size": size, "log_index": idx}); err != nil {
+			return fmt.Errorf("rekor: record anchor of %d in the audit log: %w", size, err)
+		}
+	}
 	return nil
+}
+
+// appender is the part of *audit.Log that records anchors.
+type appender interface {
+	Append(ctx context.Context, typ audit.Type, payload any) (audit.Position, error)
 }
 
 func writeFileSync(path string, data []byte, mode os.FileMode) error {
