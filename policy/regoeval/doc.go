@@ -17,10 +17,13 @@
 // Modules are Rego v1 unless the manifest says "rego_version": 0.
 //
 // Builtins that reach outside the process (http.send, net.lookup_ip_addr, opa.runtime,
-// providers.aws.sign_req) are not available: a policy that calls one does not compile. Builtin
-// errors are strict (rego.StrictBuiltinErrors): a builtin that fails on the input (a bad regex,
-// json.unmarshal of text that is not JSON) is an evaluation error, which fails the call closed,
-// rather than silently making a deny rule undefined. Guard such calls (json.is_valid, …).
+// providers.aws.sign_req) are not available: a policy that calls one does not compile. A builtin
+// that fails on its arguments (base64.decode of text that is not base64, json.unmarshal of text
+// that is not JSON) makes its expression undefined, as in OPA and `opa test`: strict builtin
+// errors would turn every odd argument into a BLOCK of an ordinary call. A deny rule must
+// therefore not depend on a builtin succeeding for the attack it stops; test it on malformed
+// input. Engine-level failures (deadline, conflicting values, a result outside the contract)
+// are errors and fail the call closed.
 //
 // Evaluation honours the context: a deadline or a cancellation stops it with an error.
 //

@@ -60,7 +60,6 @@ func (p *Parsed) Prepare() (*Engine, error) {
 		rego.Store(inmem.NewFromObjectWithOpts(p.Data, inmem.OptRoundTripOnWrite(false))),
 		rego.Capabilities(p.Capabilities),
 		rego.SetRegoVersion(p.RegoVersion),
-		rego.StrictBuiltinErrors(true),
 	}
 	files := make([]string, 0, len(p.Modules))
 	for f := range p.Modules {

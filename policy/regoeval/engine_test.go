@@ -287,3 +287,32 @@ func TestConcurrentEvaluate(t *testing.T) {
 		}
 	}
 }
+
+// TestBuiltinErrorIsUndefined: a builtin failing on odd input makes the expression undefined
+// (OPA semantics), so an ordinary call is not blocked by a tier error.
+func TestBuiltinErrorIsUndefined(t *testing.T) {
+	e, err := Compile(bundleOf(t, map[string]string{"p.rego": `package shield
+
+decision := {"deny": deny}
+
+deny contains {"rule": "q.secret", "reason": "r"} if {
+	some u in input.urls
+	decoded := base64.decode(u.query)
+	contains(decoded, "secret")
+}
+`}))
+	if err != nil {
+		t.Fatalf("Compile: %v", err)
+	}
+	in := netInput("example.com", normalize.IPHostname)
+	in.Action.URLs[0].Query = "abcdefghijklmnopq" // not base64
+	res, err := e.Evaluate(context.Background(), in)
+	if err != nil || len(res.Findings) != 0 {
+		t.Fatalf("Evaluate = %+v, %v; want no findings and no error", res, err)
+	}
+	in.Action.URLs[0].Query = "bXlzZWNyZXQ=" // base64 of "mysecret"
+	res, err = e.Evaluate(context.Background(), in)
+	if err != nil || len(res.Findings) != 1 {
+		t.Fatalf("Evaluate = %+v, %v; want the deny", res, err)
+	}
+}
