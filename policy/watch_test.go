@@ -104,3 +104,35 @@ func TestWatcherFileChange(t *testing.T) {
 		}
 	}
 }
+
+func TestWatcherArchive(t *testing.T) {
+	p := writeTarGz(t, []tarEntry{{name: ".manifest", body: manifest}, {name: "p.rego", body: "package shield\n"}})
+	first, err := Load(p, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &acceptor{ch: make(chan struct{}, 10)}
+	w, err := NewWatcher(p, first, WatchOptions{Accept: a.accept, Poll: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := writeTarGz(t, []tarEntry{{name: ".manifest", body: `{"revision": "r2"}`}, {name: "p.rego", body: "package shield\n"}})
+	data, err := os.ReadFile(next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Replace the archive the way deploy tools do: write aside, rename over.
+	tmp := p + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Reload("sighup"); err != nil {
+		t.Fatalf("Reload: %v", err)
+	}
+	if s := w.Stats(); s.Revision != "r2" || s.Reloads != 1 {
+		t.Errorf("stats = %+v", s)
+	}
+}
