@@ -405,3 +405,14 @@ func TestConcurrentEvaluate(t *testing.T) {
 		}
 	}
 }
+
+func TestNoRules(t *testing.T) {
+	e, err := Compile(bundleOf(t, nil), nil)
+	if err != nil {
+		t.Fatalf("Compile: %v", err)
+	}
+	res, err := e.Evaluate(context.Background(), input("Bash", map[string]any{"command": "ls"}, "/", nil))
+	if err != nil || len(res.Findings) != 0 || e.RuleCount() != 0 {
+		t.Fatalf("Evaluate = %+v, %v; RuleCount %d", res, err, e.RuleCount())
+	}
+}
