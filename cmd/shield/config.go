@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -78,8 +79,27 @@ type AuditConfig struct {
 	// KeyFile is the Ed25519 checkpoint signing key (note format). Default: <state_dir>/keys/audit.key,
 	// generated at first start with mode 0600.
 	KeyFile string `yaml:"key_file"`
-	// RedactKeys are extra argument keys whose values are redacted in records.
+	// RedactKeys are extra regular expressions over argument keys whose values are redacted.
 	RedactKeys []string `yaml:"redact_keys"`
+	// RedactValues are extra regular expressions over string values; matches are redacted.
+	RedactValues []string `yaml:"redact_values"`
+	// Rekor anchors signed checkpoints in a Rekor transparency log. Default: off.
+	Rekor RekorConfig `yaml:"rekor"`
+}
+
+// RekorConfig configures anchoring (audit/rekor). Anchoring never runs on the decision path.
+type RekorConfig struct {
+	// URL of the Rekor server; empty turns anchoring off.
+	URL string `yaml:"url"`
+	// API is "v2" (rekor-tiles, default) or "v1".
+	API string `yaml:"api"`
+	// Interval between anchoring rounds. Default 15m; a last round runs at shutdown.
+	Interval time.Duration `yaml:"interval"`
+	// Timeout bounds one upload. Default 30s.
+	Timeout time.Duration `yaml:"timeout"`
+	// KeyFile is the ECDSA P-256 key entries are signed with (generated, 0600). Default
+	// <audit dir>/anchors/rekor.key.
+	KeyFile string `yaml:"key_file"`
 }
 
 // LogConfig configures log/slog output on stderr.
@@ -166,6 +186,19 @@ func (c *Config) Validate() error {
 	}
 	if c.Audit.CheckpointEvery < 0 || c.Audit.CheckpointInterval < 0 || c.Audit.SegmentMaxBytes < 0 || c.Audit.SegmentMaxAge < 0 {
 		errs = append(errs, errors.New("audit: counts, sizes and intervals must not be negative"))
+	}
+	if c.Audit.Rekor.URL != "" {
+		if u, err := url.Parse(c.Audit.Rekor.URL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("audit.rekor.url %q: want an http(s) URL", c.Audit.Rekor.URL))
+		}
+		switch c.Audit.Rekor.API {
+		case "", "v1", "v2":
+		default:
+			errs = append(errs, fmt.Errorf("audit.rekor.api %q: use v1 or v2", c.Audit.Rekor.API))
+		}
+		if c.Audit.Rekor.Interval < 0 || c.Audit.Rekor.Timeout < 0 {
+			errs = append(errs, errors.New("audit.rekor: interval and timeout must not be negative"))
+		}
 	}
 	switch c.Log.Level {
 	case "", "debug", "info", "warn", "error":

@@ -215,6 +215,12 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 		}
 	}()
 
+	stopAnchor, err := startAnchoring(ctx, cfg, al, log)
+	if err != nil {
+		return fmt.Errorf("rekor anchoring: %w", err)
+	}
+	defer stopAnchor()
+
 	m := shield.NewMetrics(reg)
 	p, err := shield.New(shield.Config{
 		Recorder:  al,

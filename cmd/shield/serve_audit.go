@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 
 	"github.com/shieldsec/shield/audit"
+	"github.com/shieldsec/shield/audit/rekor"
 	"github.com/shieldsec/shield/shield"
 )
 
@@ -31,7 +33,7 @@ func openAuditLog(cfg *Config, log *slog.Logger) (auditLog, error) {
 		CheckpointInterval: cfg.Audit.CheckpointInterval,
 		SegmentMaxBytes:    cfg.Audit.SegmentMaxBytes,
 		SegmentMaxAge:      cfg.Audit.SegmentMaxAge,
-		Redact:             audit.Redaction{Keys: cfg.Audit.RedactKeys},
+		Redact:             audit.Redaction{Keys: cfg.Audit.RedactKeys, Values: cfg.Audit.RedactValues},
 	})
 	if err != nil {
 		return nil, err
@@ -41,4 +43,36 @@ func openAuditLog(cfg *Config, log *slog.Logger) (auditLog, error) {
 	}
 	log.Info("audit log open", "dir", cfg.Audit.Dir, "checkpoint_key", l.PublicKey())
 	return &auditHandle{Recorder: newAuditRecorder(l), log: l}, nil
+}
+
+// startAnchoring runs the Rekor anchorer in the background when configured. stop cancels it and
+// waits for its last round (at shutdown), which must finish before the audit log closes.
+func startAnchoring(ctx context.Context, cfg *Config, al auditLog, log *slog.Logger) (stop func(), err error) {
+	h, ok := al.(*auditHandle)
+	if cfg.Audit.Rekor.URL == "" || !ok {
+		return func() {}, nil
+	}
+	var up rekor.Uploader
+	switch cfg.Audit.Rekor.API {
+	case "v1":
+		up, err = rekor.NewV1(cfg.Audit.Rekor.URL)
+	default:
+		up, err = rekor.NewV2(cfg.Audit.Rekor.URL)
+	}
+	if err != nil {
+		return nil, err
+	}
+	a, err := rekor.New(rekor.Config{Dir: filepath.Join(cfg.Audit.Dir, "anchors"), KeyFile: cfg.Audit.Rekor.KeyFile,
+		Interval: cfg.Audit.Rekor.Interval, Timeout: cfg.Audit.Rekor.Timeout}, h.log, up)
+	if err != nil {
+		return nil, err
+	}
+	actx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		a.Run(actx, func(err error) { log.Warn("rekor anchoring round failed; the outbox keeps the checkpoint", "error", err.Error()) })
+	}()
+	log.Info("anchoring checkpoints in Rekor", "url", cfg.Audit.Rekor.URL, "api", up.API())
+	return func() { cancel(); <-done }, nil
 }
