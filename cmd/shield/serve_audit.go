@@ -71,7 +71,9 @@ func startAnchoring(ctx context.Context, cfg *Config, al auditLog, log *slog.Log
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		a.Run(actx, func(err error) { log.Warn("rekor anchoring round failed; the outbox keeps the checkpoint", "error", err.Error()) })
+		a.Run(actx, func(err error) {
+			log.Warn("rekor anchoring round failed; the outbox keeps the checkpoint", "error", err.Error())
+		})
 	}()
 	log.Info("anchoring checkpoints in Rekor", "url", cfg.Audit.Rekor.URL, "api", up.API())
 	return func() { cancel(); <-done }, nil
