@@ -1,12 +1,13 @@
 // Package bundle activates a policy bundle: it builds the normaliser from the bundle's tool
-// catalog, compiles the CEL (tier 0) and Rego (tier 1) engines, runs the bundle's own examples,
-// and returns the shield.Policy the pipeline serves. A bundle that fails any step is rejected as a
-// whole with every problem found.
+// catalog, compiles the CEL (tier 0) and Rego (tier 1) engines, runs the bundle's own tests (CEL
+// examples and *_test.rego), and returns the shield.Policy the pipeline serves. A bundle that
+// fails any step is rejected as a whole with every problem found.
 //
 // bundle is the one package that imports both tier engines; cmd/shield and the engine import it.
 package bundle
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/shieldsec/shield/policies"
 	"github.com/shieldsec/shield/policy"
 	"github.com/shieldsec/shield/policy/celrules"
+	"github.com/shieldsec/shield/policy/policytest"
 	"github.com/shieldsec/shield/policy/regoeval"
 	"github.com/shieldsec/shield/shield"
 	"github.com/shieldsec/shield/shield/normalize"
@@ -64,6 +66,10 @@ func Activate(b *policy.Bundle, opt Options) (*shield.Policy, error) {
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
+	}
+	// The bundle's own tests (CEL examples and *_test.rego) must pass before it may serve.
+	if rep := policytest.Run(context.Background(), b, exNorm.Normalize, policytest.Options{}); !rep.OK() {
+		return nil, fmt.Errorf("bundle tests failed: %w", rep.Err())
 	}
 	defaults := map[string]shield.Decision{}
 	for class, d := range b.Defaults.Classes {

@@ -208,3 +208,21 @@ func BenchmarkPipelineHit(b *testing.B) {
 		}
 	}
 }
+
+// TestActivateRejectsFailingRegoTest: a bundle whose own Rego tests fail never serves.
+func TestActivateRejectsFailingRegoTest(t *testing.T) {
+	b, err := policy.LoadFS(policies.Default, "default", policy.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{}
+	for k, v := range b.Files {
+		files[k] = v
+	}
+	files["rego/broken_test.rego"] = []byte("package shield.broken_test\n\nimport rego.v1\n\ntest_always_fails if {\n\tfalse\n}\n")
+	b.Files = files
+	_, err = Activate(b, Options{})
+	if err == nil || !strings.Contains(err.Error(), "test_always_fails") {
+		t.Fatalf("Activate = %v, want a failure naming the test", err)
+	}
+}

@@ -1,6 +1,6 @@
 # Tests of the default bundle's tier 1. Run with `shield policy test policies/default` (or
 # `opa test policies/default`). Inputs are normalised actions, as the pipeline builds them.
-package shield_test
+package shield.tier1_test
 
 import rego.v1
 
