@@ -39,7 +39,8 @@
 //	command string, commands list(normalize.Command), parse_error string,
 //	paths list(normalize.Path), urls list(normalize.URL), recipients list(string),
 //	body string, content string, prompt string, method string, strings list(string),
-//	truncated bool,
+//	truncated bool, names list(string) (the name of every command, precomputed: prefer
+//	sets.intersects(names, ['curl', 'wget']) to commands.exists(c, c.name in [...]) as a guard),
 //	ctx celrules.Context {session_id, agent_id, runtime, caller, labels map(string, string)}
 //
 // The object types are the normalize structs with their json names: normalize.Command (name,

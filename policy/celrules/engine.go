@@ -355,7 +355,7 @@ var _ interpreter.Activation = (*activation)(nil)
 
 func (v *activation) Parent() interpreter.Activation { return nil }
 
-const numVars = 19
+const numVars = 20
 
 // varIndex maps a variable name to its slot in activation.cache; -1 when unknown.
 func varIndex(name string) int {
@@ -398,6 +398,8 @@ func varIndex(name string) int {
 		return 17
 	case "ctx":
 		return 18
+	case "names":
+		return 19
 	}
 	return -1
 }
@@ -444,6 +446,12 @@ func (v *activation) native(i int) any {
 		return a.Strings
 	case 17:
 		return a.Truncated
+	case 19:
+		names := make([]string, len(a.Commands))
+		for i := range a.Commands {
+			names[i] = a.Commands[i].Name
+		}
+		return names
 	default:
 		return v.ctx
 	}

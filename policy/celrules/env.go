@@ -28,7 +28,7 @@ type Context struct {
 // Variables is the list of variable names rules may read, in declaration order.
 var Variables = []string{
 	"tool", "class", "known", "args", "cwd", "workspace", "command", "commands", "parse_error",
-	"paths", "urls", "recipients", "body", "content", "prompt", "method", "strings", "truncated", "ctx",
+	"paths", "urls", "recipients", "body", "content", "prompt", "method", "strings", "truncated", "ctx", "names",
 }
 
 // newEnv returns a new CEL environment with the rule variables and functions (one per compile,
@@ -77,6 +77,9 @@ func envOptions() []cel.EnvOption {
 			cel.Variable("method", cel.StringType),
 			cel.Variable("strings", strList),
 			cel.Variable("truncated", cel.BoolType),
+			// names: the name of every parsed command (commands.map(c, c.name), precomputed), so
+			// rules can test membership cheaply: sets.intersects(names, ['curl', 'wget']).
+			cel.Variable("names", strList),
 			cel.Variable("ctx", cel.ObjectType("celrules.Context")),
 			cel.Function("base64_decode",
 				cel.Overload("shield_base64_decode_string", []*cel.Type{cel.StringType}, cel.StringType,
