@@ -107,8 +107,9 @@ const keyCacheMax = 4096
 
 // defaultTriggers: every match of a default value pattern contains one of these (ASCII case
 // folded) substrings.
+// (The key=value pattern needs one of its key words; credentials in a URL need "@".)
 var defaultTriggers = []string{"-----begin", "akia", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_",
-	"xox", "sk-", "glpat-", "eyj", "bearer", "basic", "=", "://"}
+	"xox", "sk-", "glpat-", "eyj", "bearer", "basic", "pass", "pwd", "secret", "token", "api", "@"}
 
 func hasTrigger(s string) bool {
 	for _, t := range defaultTriggers {

@@ -46,6 +46,18 @@ func TestRedactionPrefilter(t *testing.T) {
 		{"token in value", `{"command":"echo ghp_abcdefghijklmnopqrstuvwxyz0123"}`, Redaction{}, true},
 		{"anchored configured key", `{"pin":"1234"}`, Redaction{Keys: []string{`^pin$`}}, true},
 		{"anchored configured value", `{"a":"hunter2"}`, Redaction{Values: []string{`^hunter2$`}}, true},
+		// Every built-in value pattern, reached through its trigger.
+		{"private key", `{"body":"-----BEGIN OPENSSH PRIVATE KEY-----\nb3Bl\n-----END OPENSSH PRIVATE KEY-----"}`, Redaction{}, true},
+		{"aws key id", `{"c":"AKIAABCDEFGHIJKLMNOP"}`, Redaction{}, true},
+		{"slack token", `{"c":"xoxb-1234567890-abcdef"}`, Redaction{}, true},
+		{"openai style key", `{"c":"sk-abcdefghijklmnopqrstuvwx"}`, Redaction{}, true},
+		{"gitlab token", `{"c":"glpat-abcdefghijklmnopqrstu"}`, Redaction{}, true},
+		{"jwt", `{"c":"eyJhbGciOiJI.eyJzdWIiOiIx.c2lnbmF0dXJl"}`, Redaction{}, true},
+		{"bearer header", `{"c":"curl -H 'Authorization: Bearer abcdefghijklmnop' https://x"}`, Redaction{}, true},
+		{"key=value", `{"c":"mysql --password=hunter22 db"}`, Redaction{}, true},
+		{"upper-case key=value", `{"c":"export API_KEY=abcdef123"}`, Redaction{}, true},
+		{"credentials in a URL", `{"url":"https://admin:hunter22@example.com/x"}`, Redaction{}, true},
+		{"query string without secrets", `{"url":"https://example.com/search?q=go&page=2"}`, Redaction{}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
