@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/reflection"
 
+	"github.com/shieldsec/shield/audit"
 	"github.com/shieldsec/shield/policies"
 	"github.com/shieldsec/shield/policy"
 	shieldv1 "github.com/shieldsec/shield/proto/shield/v1"
@@ -184,6 +185,8 @@ func (a *appliance) reload(why string) {
 	a.reloads++
 	a.lastReloadErr = ""
 	a.reloadOK.Inc()
+	recordEvent(context.Background(), a.audit, a.log, audit.TypeBundleActivated, map[string]any{"trigger": why,
+		"bundle_revision": pol.Revision, "bundle_digest": pol.Digest, "rules": pol.RuleCounts})
 	a.log.Info("policy bundle activated", "trigger", why, "revision", pol.Revision, "digest", pol.Digest)
 }
 
@@ -214,6 +217,10 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 			log.Error("close audit log", "error", err.Error())
 		}
 	}()
+
+	recordEvent(ctx, al, log, audit.TypeServiceStart, map[string]any{"version": version, "pid": os.Getpid(),
+		"bundle_revision": pol.Revision, "bundle_digest": pol.Digest, "rules": pol.RuleCounts})
+	defer recordEvent(context.WithoutCancel(ctx), al, log, audit.TypeServiceStop, map[string]any{"version": version, "pid": os.Getpid()})
 
 	stopAnchor, err := startAnchoring(ctx, cfg, al, log)
 	if err != nil {

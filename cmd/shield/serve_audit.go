@@ -78,3 +78,15 @@ func startAnchoring(ctx context.Context, cfg *Config, al auditLog, log *slog.Log
 	log.Info("anchoring checkpoints in Rekor", "url", cfg.Audit.Rekor.URL, "api", up.API())
 	return func() { cancel(); <-done }, nil
 }
+
+// recordEvent appends a lifecycle record (service_start, bundle_activated, …). Failures are
+// logged: they make the log unhealthy, which Health reports and which blocks every decision.
+func recordEvent(ctx context.Context, al auditLog, log *slog.Logger, typ audit.Type, payload any) {
+	h, ok := al.(*auditHandle)
+	if !ok {
+		return
+	}
+	if _, err := h.log.Append(ctx, typ, payload); err != nil {
+		log.Error("audit record failed", "type", string(typ), "error", err.Error())
+	}
+}
