@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/shieldsec/shield/shield/judge"
 )
 
 // Config is the service configuration (shield.yaml). Every key is optional; the zero value of
@@ -36,6 +38,8 @@ type Config struct {
 	Audit AuditConfig `yaml:"audit"`
 	// Log configures structured logging.
 	Log LogConfig `yaml:"log"`
+	// Judge enables tier 2 (an LLM judge) for calls tiers 0–1 leave at ESCALATE. Default: off.
+	Judge *judge.Config `yaml:"judge"`
 }
 
 // PolicyConfig selects and checks the policy bundle.
@@ -198,6 +202,11 @@ func (c *Config) Validate() error {
 		}
 		if c.Audit.Rekor.Interval < 0 || c.Audit.Rekor.Timeout < 0 {
 			errs = append(errs, errors.New("audit.rekor: interval and timeout must not be negative"))
+		}
+	}
+	if c.Judge != nil {
+		if err := c.Judge.Validate(); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	switch c.Log.Level {

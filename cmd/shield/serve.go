@@ -26,6 +26,7 @@ import (
 	shieldv1 "github.com/shieldsec/shield/proto/shield/v1"
 	"github.com/shieldsec/shield/shield"
 	"github.com/shieldsec/shield/shield/bundle"
+	"github.com/shieldsec/shield/shield/judge"
 	"github.com/shieldsec/shield/shield/normalize"
 	"github.com/shieldsec/shield/shield/server"
 )
@@ -228,13 +229,24 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	}
 	defer stopAnchor()
 
+	var escalation []shield.Tier
+	if cfg.Judge != nil {
+		j, err := judge.New(*cfg.Judge)
+		if err != nil {
+			return fmt.Errorf("judge: %w", err)
+		}
+		escalation = append(escalation, j)
+		log.Info("tier 2 judge enabled", "provider", cfg.Judge.Provider, "model", cfg.Judge.Model, "fallback", cfg.Judge.Fallback)
+	}
+
 	m := shield.NewMetrics(reg)
 	p, err := shield.New(shield.Config{
-		Recorder:  al,
-		CacheSize: cfg.Pipeline.CacheSize,
-		Timeout:   cfg.Pipeline.Timeout,
-		Limits:    normalize.Limits{MaxBytes: cfg.Pipeline.MaxArgumentBytes},
-		Metrics:   m,
+		Escalation: escalation,
+		Recorder:   al,
+		CacheSize:  cfg.Pipeline.CacheSize,
+		Timeout:    cfg.Pipeline.Timeout,
+		Limits:     normalize.Limits{MaxBytes: cfg.Pipeline.MaxArgumentBytes},
+		Metrics:    m,
 	}, pol)
 	if err != nil {
 		return err

@@ -342,7 +342,7 @@ func (j *Judge) complete(ctx context.Context, system, user string) (string, int6
 		url = strings.TrimSuffix(j.cfg.BaseURL, "/") + "/chat/completions"
 		body = map[string]any{"model": j.cfg.Model, "max_tokens": j.cfg.MaxOutputTokens, "temperature": 0,
 			"response_format": map[string]any{"type": "json_object"},
-			"messages": []any{map[string]any{"role": "system", "content": system}, map[string]any{"role": "user", "content": user}}}
+			"messages":        []any{map[string]any{"role": "system", "content": system}, map[string]any{"role": "user", "content": user}}}
 		if j.key != "" {
 			headers["Authorization"] = "Bearer " + j.key
 		}
