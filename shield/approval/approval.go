@@ -1,0 +1,493 @@
+// Package approval is Tier 3 of the decision pipeline: human approval. A call that tiers 0–2
+// left at ESCALATE becomes a pending approval, stored so it survives restarts, holding the full
+// call, each tier's reasons and the requester. A person approves or denies it; an approval is
+// bound to the exact action hash and session, single-use and expiring, and the agent, session or
+// caller that asked can never approve its own request. A request nobody answers in time is denied.
+// The runtime re-submits the call after approval; the tier then consumes the approval and allows
+// that one call.
+//
+// approval imports shield (it implements shield.Tier); shield/server and cmd/shield use it.
+package approval
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/shieldsec/shield/shield"
+)
+
+// State of an approval. States are API (stored and shown); never renamed.
+type State string
+
+const (
+	Pending  State = "pending"
+	Approved State = "approved"
+	Denied   State = "denied"
+	Used     State = "used"
+)
+
+// Approval is one request for a human decision.
+type Approval struct {
+	ID          string          `json:"id"`
+	ActionHash  string          `json:"action_hash"`
+	Tool        string          `json:"tool"`
+	ActionClass string          `json:"action_class"`
+	Arguments   json.RawMessage `json:"arguments"`
+	SessionID   string          `json:"session_id"`
+	AgentID     string          `json:"agent_id"`
+	Caller      string          `json:"caller"`
+	Runtime     string          `json:"runtime"`
+	Rules       []string        `json:"rules"`
+	Reason      string          `json:"reason"`
+	Created     time.Time       `json:"created"`
+	Expires     time.Time       `json:"expires"`
+	State       State           `json:"state"`
+	Approvers   []string        `json:"approvers,omitempty"`
+	Resolver    string          `json:"resolver,omitempty"`
+	Comment     string          `json:"comment,omitempty"`
+	ResolvedAt  time.Time       `json:"resolved_at,omitzero"`
+	// NeedApprovers is 2 under the two-person rule, else 1.
+	NeedApprovers int `json:"need_approvers"`
+}
+
+// Recorder writes approval events to the audit trail ("approval_requested", "approval_resolved").
+type Recorder interface {
+	Record(ctx context.Context, typ string, payload any) error
+}
+
+// Config configures the service. Path is required; other zero values are documented defaults.
+type Config struct {
+	// Path of the bbolt store (mode 0600).
+	Path string
+	// Timeout after which a pending request is denied. Default 15m.
+	Timeout time.Duration
+	// TwoPersonClasses are action classes that need two distinct approvers.
+	TwoPersonClasses []string
+	Recorder         Recorder
+	// WebhookURL receives an HMAC-SHA256-signed JSON notification for each new request
+	// (header X-Shield-Signature: sha256=<hex of HMAC(secret, body)>). Optional.
+	WebhookURL    string
+	WebhookSecret []byte
+	Log           *slog.Logger
+}
+
+// Errors of Resolve and Await.
+var (
+	ErrNotFound     = errors.New("no such approval")
+	ErrNotPending   = errors.New("approval is no longer pending")
+	ErrSelfApproval = errors.New("the requester cannot approve its own request")
+	ErrSameApprover = errors.New("this approver already approved; the two-person rule needs someone else")
+)
+
+// Service stores approvals and resolves them.
+type Service struct {
+	cfg  Config
+	db   *bolt.DB
+	now  func() time.Time
+	http *http.Client
+
+	mu        sync.Mutex
+	changed   chan struct{} // closed and replaced on every change
+	done      chan struct{}
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+}
+
+var bucket = []byte("approvals")
+
+// Open opens (or creates) the store and starts the expiry sweeper.
+func Open(cfg Config) (*Service, error) {
+	if cfg.Path == "" {
+		return nil, errors.New("approval: store path is required")
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 15 * time.Minute
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	db, err := bolt.Open(cfg.Path, 0o600, &bolt.Options{Timeout: 2 * time.Second})
+	if err != nil {
+		return nil, fmt.Errorf("open approval store: %w", err)
+	}
+	if err := db.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucketIfNotExists(bucket); return err }); err != nil {
+		db.Close()
+		return nil, err
+	}
+	s := &Service{cfg: cfg, db: db, now: time.Now, http: &http.Client{Timeout: 5 * time.Second},
+		changed: make(chan struct{}), done: make(chan struct{})}
+	s.wg.Add(1)
+	go s.sweep()
+	return s, nil
+}
+
+// Close stops the sweeper and webhooks and closes the store. Calling it again does nothing.
+func (s *Service) Close() error {
+	var err error
+	s.closeOnce.Do(func() {
+		close(s.done)
+		s.wg.Wait()
+		err = s.db.Close()
+	})
+	return err
+}
+
+func (s *Service) notify() {
+	s.mu.Lock()
+	close(s.changed)
+	s.changed = make(chan struct{})
+	s.mu.Unlock()
+}
+
+func (s *Service) changes() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.changed
+}
+
+func (s *Service) record(ctx context.Context, typ string, a *Approval) {
+	if s.cfg.Recorder == nil {
+		return
+	}
+	if err := s.cfg.Recorder.Record(context.WithoutCancel(ctx), typ, a); err != nil {
+		s.cfg.Log.Error("audit record failed", "type", typ, "approval", a.ID, "error", err.Error())
+	}
+}
+
+func put(tx *bolt.Tx, a *Approval) error {
+	b, err := json.Marshal(a)
+	if err != nil {
+		return err
+	}
+	return tx.Bucket(bucket).Put([]byte(a.ID), b)
+}
+
+func get(tx *bolt.Tx, id string) (*Approval, error) {
+	raw := tx.Bucket(bucket).Get([]byte(id))
+	if raw == nil {
+		return nil, ErrNotFound
+	}
+	var a Approval
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return nil, fmt.Errorf("approval %s is corrupt: %w", id, err)
+	}
+	return &a, nil
+}
+
+func all(tx *bolt.Tx) ([]*Approval, error) {
+	var out []*Approval
+	err := tx.Bucket(bucket).ForEach(func(k, v []byte) error {
+		var a Approval
+		if err := json.Unmarshal(v, &a); err != nil {
+			return fmt.Errorf("approval %s is corrupt: %w", k, err)
+		}
+		out = append(out, &a)
+		return nil
+	})
+	slices.SortFunc(out, func(a, b *Approval) int { return a.Created.Compare(b.Created) })
+	return out, err
+}
+
+// Get returns one approval.
+func (s *Service) Get(id string) (*Approval, error) {
+	var a *Approval
+	err := s.db.View(func(tx *bolt.Tx) (err error) { a, err = get(tx, id); return err })
+	return a, err
+}
+
+// List returns approvals, oldest first; pendingOnly filters.
+func (s *Service) List(pendingOnly bool) ([]*Approval, error) {
+	var out []*Approval
+	err := s.db.View(func(tx *bolt.Tx) error {
+		as, err := all(tx)
+		for _, a := range as {
+			if !pendingOnly || a.State == Pending {
+				out = append(out, a)
+			}
+		}
+		return err
+	})
+	return out, err
+}
+
+// sweep denies pending approvals whose time ran out.
+func (s *Service) sweep() {
+	defer s.wg.Done()
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-t.C:
+			s.expire()
+		}
+	}
+}
+
+func (s *Service) expire() {
+	var expired []*Approval
+	now := s.now()
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		as, err := all(tx)
+		if err != nil {
+			return err
+		}
+		for _, a := range as {
+			if a.State == Pending && !now.Before(a.Expires) {
+				a.State, a.Resolver, a.Comment, a.ResolvedAt = Denied, "timeout", "no decision in time", now
+				if err := put(tx, a); err != nil {
+					return err
+				}
+				expired = append(expired, a)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		s.cfg.Log.Error("approval expiry", "error", err.Error())
+	}
+	for _, a := range expired {
+		s.record(context.Background(), "approval_resolved", a)
+	}
+	if len(expired) > 0 {
+		s.notify()
+	}
+}
+
+func newID() string {
+	b := make([]byte, 12)
+	if _, err := rand.Read(b); err != nil {
+		panic("crypto/rand: " + err.Error())
+	}
+	return "apr_" + hex.EncodeToString(b)
+}
+
+// Resolve approves or denies a pending request as resolver (an authenticated identity).
+func (s *Service) Resolve(ctx context.Context, id string, approve bool, comment, resolver string) (*Approval, error) {
+	if resolver == "" {
+		return nil, errors.New("approval: resolver identity is required")
+	}
+	var out *Approval
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		a, err := get(tx, id)
+		if err != nil {
+			return err
+		}
+		now := s.now()
+		if a.State != Pending {
+			return fmt.Errorf("%w (it is %s)", ErrNotPending, a.State)
+		}
+		if !now.Before(a.Expires) {
+			return fmt.Errorf("%w (it expired)", ErrNotPending)
+		}
+		if resolver == a.Caller || resolver == "session:"+a.SessionID || (a.AgentID != "" && resolver == "agent:"+a.AgentID) {
+			return ErrSelfApproval
+		}
+		if !approve {
+			a.State = Denied
+		} else {
+			if slices.Contains(a.Approvers, resolver) {
+				return ErrSameApprover
+			}
+			a.Approvers = append(a.Approvers, resolver)
+			if len(a.Approvers) >= a.NeedApprovers {
+				a.State = Approved
+			}
+		}
+		a.Resolver, a.Comment = resolver, comment
+		if a.State != Pending {
+			a.ResolvedAt = now
+		}
+		out = a
+		return put(tx, a)
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.record(ctx, "approval_resolved", out)
+	s.notify()
+	return out, nil
+}
+
+// Await blocks until the approval is no longer pending (or its time runs out, or ctx ends).
+func (s *Service) Await(ctx context.Context, id string) (*Approval, error) {
+	for {
+		ch := s.changes()
+		a, err := s.Get(id)
+		if err != nil {
+			return nil, err
+		}
+		if a.State != Pending {
+			return a, nil
+		}
+		wait := time.Until(a.Expires) + time.Second
+		select {
+		case <-ch:
+		case <-time.After(wait):
+			s.expire()
+		case <-ctx.Done():
+			return a, ctx.Err()
+		}
+	}
+}
+
+// Watch sends every approval whenever the set changes, until ctx ends.
+func (s *Service) Watch(ctx context.Context, fn func(*Approval) error) error {
+	seen := map[string]State{}
+	for {
+		ch := s.changes()
+		as, err := s.List(false)
+		if err != nil {
+			return err
+		}
+		for _, a := range as {
+			if seen[a.ID] != a.State {
+				seen[a.ID] = a.State
+				if err := fn(a); err != nil {
+					return err
+				}
+			}
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+// webhook posts an HMAC-signed notification, off the decision path.
+func (s *Service) webhook(a *Approval) {
+	if s.cfg.WebhookURL == "" {
+		return
+	}
+	body, _ := json.Marshal(map[string]any{"event": "approval_requested", "approval": a})
+	mac := hmac.New(sha256.New, s.cfg.WebhookSecret)
+	mac.Write(body)
+	sig := "sha256=" + hex.EncodeToString(mac.Sum(nil))
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		for attempt := 0; attempt < 3; attempt++ {
+			req, err := http.NewRequest(http.MethodPost, s.cfg.WebhookURL, bytes.NewReader(body))
+			if err != nil {
+				return
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("X-Shield-Signature", sig)
+			resp, err := s.http.Do(req)
+			if err == nil {
+				resp.Body.Close()
+				if resp.StatusCode/100 == 2 {
+					return
+				}
+			}
+			select {
+			case <-time.After(time.Duration(attempt+1) * time.Second):
+			case <-s.done:
+				return
+			}
+		}
+		s.cfg.Log.Warn("approval webhook failed", "approval", a.ID)
+	}()
+}
+
+// Tier is the tier-3 view of the service.
+type Tier struct{ s *Service }
+
+var _ shield.Tier = (*Tier)(nil)
+
+// Tier returns the pipeline tier backed by s.
+func (s *Service) Tier() *Tier { return &Tier{s: s} }
+
+// Level implements shield.Tier.
+func (t *Tier) Level() int { return shield.TierHuman }
+
+// Name implements shield.Tier.
+func (t *Tier) Name() string { return "approval" }
+
+// Evaluate implements shield.Tier: consume a granted approval, report a denial, or create (or
+// find) the pending request.
+func (t *Tier) Evaluate(ctx context.Context, in *shield.Input) (shield.Result, error) {
+	if in.Call == nil || in.ActionHash == "" {
+		return shield.Result{}, errors.New("approval: call without an action hash")
+	}
+	s := t.s
+	if in.DryRun {
+		return shield.Result{Findings: []shield.Finding{{Decision: shield.Escalate, Rule: "approval:dry-run",
+			Reason: "needs a human decision (dry run: no request created)"}}}, nil
+	}
+	var res shield.Result
+	var created *Approval
+	now := s.now()
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		as, err := all(tx)
+		if err != nil {
+			return err
+		}
+		var pending *Approval
+		for _, a := range as {
+			if a.ActionHash != in.ActionHash || a.SessionID != in.Call.Context.SessionID {
+				continue
+			}
+			switch {
+			case a.State == Approved && now.Before(a.Expires):
+				a.State = Used
+				if err := put(tx, a); err != nil {
+					return err
+				}
+				res = shield.Result{EscalationID: a.ID, Findings: []shield.Finding{{Decision: shield.Allow, Rule: "approval:" + a.ID,
+					Reason: "approved by " + a.Resolver}}}
+				return nil
+			case a.State == Pending && now.Before(a.Expires):
+				pending = a
+			}
+		}
+		if pending != nil {
+			res = shield.Result{EscalationID: pending.ID, Findings: []shield.Finding{{Decision: shield.Escalate, Rule: "approval:pending",
+				Reason: "waiting for a human decision on " + pending.ID}}}
+			return nil
+		}
+		c := in.Call
+		a := &Approval{ID: newID(), ActionHash: in.ActionHash, Tool: c.Tool, Arguments: json.RawMessage(c.Arguments),
+			SessionID: c.Context.SessionID, AgentID: c.Context.AgentID, Caller: c.Context.Caller, Runtime: c.Context.Runtime,
+			Created: now, Expires: now.Add(s.cfg.Timeout), State: Pending, NeedApprovers: 1}
+		if in.Action != nil {
+			a.ActionClass = in.Action.Class
+		}
+		if in.Prior != nil {
+			a.Rules, a.Reason = in.Prior.Rules, in.Prior.Reason
+		}
+		if slices.Contains(s.cfg.TwoPersonClasses, a.ActionClass) {
+			a.NeedApprovers = 2
+		}
+		created = a
+		res = shield.Result{EscalationID: a.ID, Findings: []shield.Finding{{Decision: shield.Escalate, Rule: "approval:requested",
+			Reason: "a human must approve this call (request " + a.ID + ")"}}}
+		return put(tx, a)
+	})
+	if err != nil {
+		return shield.Result{}, fmt.Errorf("approval store: %w", err)
+	}
+	if created != nil {
+		s.record(ctx, "approval_requested", created)
+		s.webhook(created)
+		s.notify()
+	}
+	return res, nil
+}

@@ -1,0 +1,205 @@
+package approval
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shieldsec/shield/shield"
+	"github.com/shieldsec/shield/shield/normalize"
+)
+
+type memRecorder struct {
+	mu    sync.Mutex
+	types []string
+}
+
+func (m *memRecorder) Record(_ context.Context, typ string, _ any) error {
+	m.mu.Lock()
+	m.types = append(m.types, typ)
+	m.mu.Unlock()
+	return nil
+}
+
+func open(t *testing.T, cfg Config) *Service {
+	t.Helper()
+	if cfg.Path == "" {
+		cfg.Path = filepath.Join(t.TempDir(), "approvals.db")
+	}
+	s, err := Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func in(hash, session, class string) *shield.Input {
+	return &shield.Input{
+		Call:       &shield.Call{Tool: "Bash", Arguments: json.RawMessage(`{"command":"sudo systemctl restart docker"}`), Context: shield.CallContext{SessionID: session, AgentID: "agent-1", Caller: "uid:1000"}},
+		Action:     &normalize.Action{Class: class},
+		ActionHash: hash,
+		Prior:      &shield.Verdict{Decision: shield.Escalate, Rules: []string{"cel:exec.privileged-service-change"}, Reason: "restarts a system service as root"},
+	}
+}
+
+func eval(t *testing.T, s *Service, i *shield.Input) (shield.Decision, string) {
+	t.Helper()
+	res, err := s.Tier().Evaluate(context.Background(), i)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Findings) != 1 {
+		t.Fatalf("findings %v", res.Findings)
+	}
+	return res.Findings[0].Decision, res.EscalationID
+}
+
+func TestApprovalFlow(t *testing.T) {
+	rec := &memRecorder{}
+	s := open(t, Config{Recorder: rec})
+	d, id := eval(t, s, in("h1", "s1", "exec"))
+	if d != shield.Escalate || id == "" {
+		t.Fatalf("first call: %s %q, want ESCALATE with an id", d, id)
+	}
+	// Asking again finds the same pending request.
+	if d2, id2 := eval(t, s, in("h1", "s1", "exec")); d2 != shield.Escalate || id2 != id {
+		t.Fatalf("second call: %s %q, want the same pending %q", d2, id2, id)
+	}
+	pend, _ := s.List(true)
+	if len(pend) != 1 || pend[0].Reason == "" || len(pend[0].Rules) != 1 || pend[0].Caller != "uid:1000" {
+		t.Fatalf("pending = %+v", pend)
+	}
+	// The requester cannot approve itself, in any of its identities.
+	for _, who := range []string{"uid:1000", "session:s1", "agent:agent-1"} {
+		if _, err := s.Resolve(context.Background(), id, true, "", who); !errors.Is(err, ErrSelfApproval) {
+			t.Errorf("self-approval by %s: %v", who, err)
+		}
+	}
+	if _, err := s.Resolve(context.Background(), id, true, "ok once", "uid:2000"); err != nil {
+		t.Fatal(err)
+	}
+	// Another session or another action does not get the grant.
+	if d, _ := eval(t, s, in("h1", "other-session", "exec")); d != shield.Escalate {
+		t.Errorf("grant leaked to another session: %s", d)
+	}
+	if d, _ := eval(t, s, in("h2", "s1", "exec")); d != shield.Escalate {
+		t.Errorf("grant leaked to another action: %s", d)
+	}
+	// The exact call is allowed once, then needs a new approval.
+	if d, _ := eval(t, s, in("h1", "s1", "exec")); d != shield.Allow {
+		t.Fatalf("approved call: %s, want ALLOW", d)
+	}
+	if d, id3 := eval(t, s, in("h1", "s1", "exec")); d != shield.Escalate || id3 == id {
+		t.Errorf("reuse: %s %q, want a new request", d, id3)
+	}
+	if _, err := s.Resolve(context.Background(), id, false, "", "uid:2000"); !errors.Is(err, ErrNotPending) {
+		t.Errorf("resolving a used approval: %v", err)
+	}
+	if len(rec.types) < 3 || rec.types[0] != "approval_requested" {
+		t.Errorf("recorded %v", rec.types)
+	}
+}
+
+func TestApprovalDenyExpireTwoPersonRestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.db")
+	s := open(t, Config{Path: path, Timeout: 300 * time.Millisecond, TwoPersonClasses: []string{"file_delete"}})
+
+	// Deny: the request is resolved; the same call asks again (a new request).
+	_, id := eval(t, s, in("d", "s1", "exec"))
+	if a, err := s.Resolve(context.Background(), id, false, "no", "uid:2000"); err != nil || a.State != Denied {
+		t.Fatalf("deny: %v %v", a, err)
+	}
+
+	// Expiry: nobody answers; Await returns the denial.
+	_, id = eval(t, s, in("e", "s1", "exec"))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	a, err := s.Await(ctx, id)
+	if err != nil || a.State != Denied || a.Resolver != "timeout" {
+		t.Fatalf("expiry: %+v %v", a, err)
+	}
+	if _, err := s.Resolve(context.Background(), id, true, "", "uid:2000"); !errors.Is(err, ErrNotPending) {
+		t.Errorf("approving an expired request: %v", err)
+	}
+
+	// Two-person rule.
+	s.cfg.Timeout = time.Minute
+	_, id = eval(t, s, in("tp", "s1", "file_delete"))
+	if a, _ := s.Resolve(context.Background(), id, true, "", "uid:2000"); a.State != Pending {
+		t.Fatalf("one approver sufficed: %s", a.State)
+	}
+	if _, err := s.Resolve(context.Background(), id, true, "", "uid:2000"); !errors.Is(err, ErrSameApprover) {
+		t.Errorf("same approver twice: %v", err)
+	}
+
+	// Restart: the pending request survives.
+	s.Close()
+	s2, err := Open(Config{Path: path, Timeout: time.Minute, TwoPersonClasses: []string{"file_delete"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if a, err := s2.Get(id); err != nil || a.State != Pending || len(a.Approvers) != 1 {
+		t.Fatalf("after restart: %+v %v", a, err)
+	}
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		s2.Resolve(context.Background(), id, true, "", "uid:3000")
+	}()
+	if a, err := s2.Await(ctx, id); err != nil || a.State != Approved {
+		t.Fatalf("await second approver: %+v %v", a, err)
+	}
+}
+
+func TestApprovalDryRunAndWebhook(t *testing.T) {
+	var mu sync.Mutex
+	var got []byte
+	var sig string
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got, sig = b, r.Header.Get("X-Shield-Signature")
+		mu.Unlock()
+	}))
+	defer hook.Close()
+	secret := []byte("s3cret")
+	s := open(t, Config{WebhookURL: hook.URL, WebhookSecret: secret})
+	i := in("dry", "s1", "exec")
+	i.DryRun = true
+	if d, id := eval(t, s, i); d != shield.Escalate || id != "" {
+		t.Errorf("dry run created a request: %s %q", d, id)
+	}
+	if pend, _ := s.List(true); len(pend) != 0 {
+		t.Errorf("dry run stored %d requests", len(pend))
+	}
+	eval(t, s, in("wh", "s1", "exec"))
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		mu.Lock()
+		b, sg := got, sig
+		mu.Unlock()
+		if b != nil {
+			mac := hmac.New(sha256.New, secret)
+			mac.Write(b)
+			if sg != "sha256="+hex.EncodeToString(mac.Sum(nil)) {
+				t.Errorf("bad webhook signature %q", sg)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("webhook never called")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
