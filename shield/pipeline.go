@@ -497,6 +497,12 @@ func verdictFrom(d Decision, tier int, fs []Finding) Verdict {
 	return v
 }
 
+func sortedUnion(a, b []string) []string {
+	out := append(append([]string(nil), a...), b...)
+	sort.Strings(out)
+	return out
+}
+
 func compactStrings(s []string) []string {
 	out := s[:0]
 	for i, x := range s {
@@ -540,6 +546,16 @@ func (p *Pipeline) escalate(ctx context.Context, call *Call, action *normalize.A
 		next.ActionHash, next.ActionClass = v.ActionHash, v.ActionClass
 		next.EscalationID = res.EscalationID
 		next.Judge = res.Judge
+		if next.Judge == "" {
+			next.Judge = v.Judge
+		}
+		if next.Decision == Escalate {
+			// Still undecided: keep why the earlier tiers escalated beside what this one says.
+			next.Rules = compactStrings(sortedUnion(v.Rules, next.Rules))
+			if v.Reason != "" && next.Reason != v.Reason {
+				next.Reason = v.Reason + "; " + next.Reason
+			}
+		}
 		if next.Decision == Allow && notFullyUnderstood(action) && t.Level() < TierHuman {
 			continue // only a human may allow what Shield could not parse
 		}

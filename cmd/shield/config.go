@@ -15,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/shieldsec/shield/shield/judge"
+	"github.com/shieldsec/shield/shield/server"
 )
 
 // Config is the service configuration (shield.yaml). Every key is optional; the zero value of
@@ -40,6 +41,27 @@ type Config struct {
 	Log LogConfig `yaml:"log"`
 	// Judge enables tier 2 (an LLM judge) for calls tiers 0–1 leave at ESCALATE. Default: off.
 	Judge *judge.Config `yaml:"judge"`
+	// Approvals configures tier 3 (human approval). Default: on, 15 minute timeout.
+	Approvals ApprovalsConfig `yaml:"approvals"`
+	// Auth configures who may call what. Default: root and the service's user have every role on
+	// the unix socket; TCP listeners need bearer tokens.
+	Auth server.AuthConfig `yaml:"auth"`
+	// Dev lets a loopback TCP listener act with every role (never in production). Flag only.
+	Dev bool `yaml:"-"`
+}
+
+// ApprovalsConfig configures tier 3.
+type ApprovalsConfig struct {
+	// Disabled turns tier 3 off: escalated calls are answered ESCALATE with no request created.
+	Disabled bool `yaml:"disabled"`
+	// Timeout after which an unanswered request is denied. Default 15m.
+	Timeout time.Duration `yaml:"timeout"`
+	// TwoPersonClasses need two distinct approvers (e.g. [file_delete, vcs_push]).
+	TwoPersonClasses []string `yaml:"two_person_classes"`
+	// WebhookURL receives an HMAC-SHA256-signed JSON notice of each new request.
+	WebhookURL string `yaml:"webhook_url"`
+	// WebhookSecretEnv names the environment variable holding the HMAC secret.
+	WebhookSecretEnv string `yaml:"webhook_secret_env"`
 }
 
 // PolicyConfig selects and checks the policy bundle.
@@ -168,7 +190,10 @@ func (c *Config) Validate() error {
 			continue
 		}
 		if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-			errs = append(errs, fmt.Errorf("listen %q: only loopback TCP listeners are allowed until mTLS or token authentication is configured", l))
+			errs = append(errs, fmt.Errorf("listen %q: only loopback TCP listeners are allowed (there is no TLS yet)", l))
+		}
+		if !c.Dev && c.Auth.TokensFile == "" {
+			errs = append(errs, fmt.Errorf("listen %q: %w", l, server.ErrInsecureTCP))
 		}
 	}
 	if c.MetricsListen != "" {
@@ -203,6 +228,12 @@ func (c *Config) Validate() error {
 		if c.Audit.Rekor.Interval < 0 || c.Audit.Rekor.Timeout < 0 {
 			errs = append(errs, errors.New("audit.rekor: interval and timeout must not be negative"))
 		}
+	}
+	if c.Approvals.Timeout < 0 {
+		errs = append(errs, errors.New("approvals.timeout must not be negative"))
+	}
+	if c.Approvals.WebhookURL != "" && c.Approvals.WebhookSecretEnv == "" {
+		errs = append(errs, errors.New("approvals.webhook_url needs approvals.webhook_secret_env: notices are always signed"))
 	}
 	if c.Judge != nil {
 		if err := c.Judge.Validate(); err != nil {

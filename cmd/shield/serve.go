@@ -25,6 +25,7 @@ import (
 	"github.com/shieldsec/shield/policy"
 	shieldv1 "github.com/shieldsec/shield/proto/shield/v1"
 	"github.com/shieldsec/shield/shield"
+	"github.com/shieldsec/shield/shield/approval"
 	"github.com/shieldsec/shield/shield/bundle"
 	"github.com/shieldsec/shield/shield/judge"
 	"github.com/shieldsec/shield/shield/normalize"
@@ -46,6 +47,7 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 	metrics := fs.String("metrics-listen", "", "loopback host:port for Prometheus metrics")
 	stateDir := fs.String("state-dir", "", "state directory (default $STATE_DIRECTORY or ./var)")
 	policyPath := fs.String("policy", "", "policy bundle directory or .tar.gz (default: embedded bundle)")
+	dev := fs.Bool("dev", false, "DEVELOPMENT ONLY: loopback TCP listeners act with every role, unauthenticated")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -65,6 +67,7 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 	if *policyPath != "" {
 		cfg.Policy.Path = *policyPath
 	}
+	cfg.Dev = *dev
 	cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("invalid configuration:\n%w", err)
@@ -239,6 +242,16 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 		log.Info("tier 2 judge enabled", "provider", cfg.Judge.Provider, "model", cfg.Judge.Model, "fallback", cfg.Judge.Fallback)
 	}
 
+	var approvals *approval.Service
+	if !cfg.Approvals.Disabled {
+		approvals, err = openApprovals(cfg, al, log)
+		if err != nil {
+			return err
+		}
+		defer approvals.Close()
+		escalation = append(escalation, approvals.Tier())
+	}
+
 	m := shield.NewMetrics(reg)
 	p, err := shield.New(shield.Config{
 		Escalation: escalation,
@@ -253,12 +266,27 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	}
 	a.pipeline = p
 
+	authCfg := cfg.Auth
+	authCfg.Dev = cfg.Dev
+	auth, err := server.NewAuth(authCfg)
+	if err != nil {
+		return err
+	}
+	if cfg.Dev {
+		log.Warn("DEVELOPMENT MODE: every caller acts with every role, unauthenticated. Never run --dev in production.")
+	}
 	gs := grpc.NewServer(
+		grpc.Creds(server.PeerCredentials()),
 		grpc.MaxRecvMsgSize(maxRecvMsgSize(cfg)),
-		grpc.ChainUnaryInterceptor(inFlightInterceptor(m)),
+		grpc.ChainUnaryInterceptor(auth.UnaryInterceptor(), inFlightInterceptor(m)),
+		grpc.ChainStreamInterceptor(auth.StreamInterceptor()),
 	)
 	svc := server.NewShieldService(p, a, version)
+	svc.Identity = server.Identity
 	shieldv1.RegisterShieldServiceServer(gs, svc)
+	if approvals != nil {
+		shieldv1.RegisterApprovalServiceServer(gs, server.NewApprovalService(approvals, server.Identity))
+	}
 	if h, ok := al.(*auditHandle); ok {
 		shieldv1.RegisterAuditServiceServer(gs, server.NewAuditService(h.log))
 	}
@@ -405,4 +433,42 @@ func (a *appliance) watchPolicy(ctx context.Context) (stop func()) {
 		}
 	}()
 	return cancel
+}
+
+// openApprovals opens the tier-3 store under <state-dir>/approvals.
+func openApprovals(cfg *Config, al auditLog, log *slog.Logger) (*approval.Service, error) {
+	dir := filepath.Join(cfg.StateDir, "approvals")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create approvals dir: %w", err)
+	}
+	var secret []byte
+	if cfg.Approvals.WebhookSecretEnv != "" {
+		secret = []byte(os.Getenv(cfg.Approvals.WebhookSecretEnv))
+		if len(secret) == 0 {
+			return nil, fmt.Errorf("approvals: environment variable %s (the webhook secret) is empty", cfg.Approvals.WebhookSecretEnv)
+		}
+	}
+	s, err := approval.Open(approval.Config{Path: filepath.Join(dir, "approvals.db"), Timeout: cfg.Approvals.Timeout,
+		TwoPersonClasses: cfg.Approvals.TwoPersonClasses, Recorder: approvalRecorder{al: al},
+		WebhookURL: cfg.Approvals.WebhookURL, WebhookSecret: secret, Log: log})
+	if err != nil {
+		return nil, fmt.Errorf("approvals: %w", err)
+	}
+	return s, nil
+}
+
+// approvalRecorder writes approval events to the audit trail.
+type approvalRecorder struct{ al auditLog }
+
+func (r approvalRecorder) Record(ctx context.Context, typ string, payload any) error {
+	h, ok := r.al.(*auditHandle)
+	if !ok {
+		return nil
+	}
+	t := audit.TypeApprovalResolved
+	if typ == "approval_requested" {
+		t = audit.TypeApprovalRequested
+	}
+	_, err := h.log.Append(ctx, t, payload)
+	return err
 }

@@ -220,7 +220,8 @@ func TestServeWithJudge(t *testing.T) {
 		tier      int32
 	}{
 		{"judge blocks", double.URL + "/v1", shieldv1.Decision_DECISION_BLOCK, 2},
-		{"judge unreachable", "http://127.0.0.1:1/v1", shieldv1.Decision_DECISION_ESCALATE, 2},
+		// The judge's fallback escalates, so the call goes on to tier 3: a human approval request.
+		{"judge unreachable", "http://127.0.0.1:1/v1", shieldv1.Decision_DECISION_ESCALATE, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, _, _ := startServe(t, &Config{Judge: &judge.Config{Provider: "openai", BaseURL: tc.url, Model: "m", Timeout: 5 * time.Second}})
@@ -230,7 +231,8 @@ func TestServeWithJudge(t *testing.T) {
 				t.Fatal(err)
 			}
 			v := resp.GetVerdict()
-			if v.GetDecision() != tc.want || v.GetTier() != tc.tier || v.GetJudge() != "openai/m" {
+			if v.GetDecision() != tc.want || v.GetTier() != tc.tier || v.GetJudge() != "openai/m" ||
+				(tc.tier == 3 && (v.GetEscalationId() == "" || !contains(v.GetRules(), "judge:fallback"))) {
 				t.Errorf("verdict %v, want %s from tier %d", v, tc.want, tc.tier)
 			}
 		})

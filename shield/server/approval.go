@@ -1,0 +1,111 @@
+package server
+
+import (
+	"context"
+	"errors"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	shieldv1 "github.com/shieldsec/shield/proto/shield/v1"
+	"github.com/shieldsec/shield/shield/approval"
+)
+
+// ApprovalService implements shieldv1.ApprovalServiceServer on an approval.Service.
+type ApprovalService struct {
+	shieldv1.UnimplementedApprovalServiceServer
+	s *approval.Service
+	// identity returns the authenticated caller of a request ("" when unknown).
+	identity func(context.Context) string
+}
+
+var _ shieldv1.ApprovalServiceServer = (*ApprovalService)(nil)
+
+// NewApprovalService returns the adapter; identity names the resolver of Resolve calls.
+func NewApprovalService(s *approval.Service, identity func(context.Context) string) *ApprovalService {
+	return &ApprovalService{s: s, identity: identity}
+}
+
+// approvalError maps the service's errors to status codes.
+func approvalError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, approval.ErrNotFound):
+		return status.Error(codes.NotFound, err.Error())
+	case errors.Is(err, approval.ErrNotPending):
+		return status.Error(codes.FailedPrecondition, err.Error())
+	case errors.Is(err, approval.ErrSelfApproval), errors.Is(err, approval.ErrSameApprover):
+		return status.Error(codes.PermissionDenied, err.Error())
+	case errors.Is(err, context.DeadlineExceeded):
+		return status.Error(codes.DeadlineExceeded, "no decision yet")
+	case errors.Is(err, context.Canceled):
+		return status.Error(codes.Canceled, "cancelled")
+	}
+	return status.Error(codes.Internal, "approval store error")
+}
+
+func approvalToProto(a *approval.Approval) *shieldv1.Approval {
+	return &shieldv1.Approval{
+		Id: a.ID, State: string(a.State), ActionHash: a.ActionHash, Tool: a.Tool, ActionClass: a.ActionClass,
+		ArgumentsJson: string(a.Arguments), SessionId: a.SessionID, AgentId: a.AgentID, Caller: a.Caller,
+		Rules: a.Rules, Reason: a.Reason, Created: timestamppb.New(a.Created), Expires: timestamppb.New(a.Expires),
+		Approvers: a.Approvers, Resolver: a.Resolver, Comment: a.Comment, NeedApprovers: int32(a.NeedApprovers),
+	}
+}
+
+// ListPending implements shieldv1.ApprovalServiceServer.
+func (a *ApprovalService) ListPending(ctx context.Context, _ *shieldv1.ListPendingApprovalsRequest) (*shieldv1.ListPendingApprovalsResponse, error) {
+	as, err := a.s.List(true)
+	if err != nil {
+		return nil, approvalError(err)
+	}
+	out := &shieldv1.ListPendingApprovalsResponse{}
+	for _, x := range as {
+		out.Approvals = append(out.Approvals, approvalToProto(x))
+	}
+	return out, nil
+}
+
+// Get implements shieldv1.ApprovalServiceServer.
+func (a *ApprovalService) Get(ctx context.Context, req *shieldv1.GetApprovalRequest) (*shieldv1.Approval, error) {
+	x, err := a.s.Get(req.GetId())
+	if err != nil {
+		return nil, approvalError(err)
+	}
+	return approvalToProto(x), nil
+}
+
+// Resolve implements shieldv1.ApprovalServiceServer.
+func (a *ApprovalService) Resolve(ctx context.Context, req *shieldv1.ResolveApprovalRequest) (*shieldv1.Approval, error) {
+	who := ""
+	if a.identity != nil {
+		who = a.identity(ctx)
+	}
+	if who == "" {
+		return nil, status.Error(codes.Unauthenticated, "resolving an approval needs an authenticated identity")
+	}
+	if len(req.GetComment()) > 4096 {
+		return nil, status.Error(codes.InvalidArgument, "comment longer than 4096 bytes")
+	}
+	x, err := a.s.Resolve(ctx, req.GetId(), req.GetApprove(), req.GetComment(), who)
+	if err != nil {
+		return nil, approvalError(err)
+	}
+	return approvalToProto(x), nil
+}
+
+// Watch implements shieldv1.ApprovalServiceServer.
+func (a *ApprovalService) Watch(_ *shieldv1.WatchApprovalsRequest, st shieldv1.ApprovalService_WatchServer) error {
+	return approvalError(a.s.Watch(st.Context(), func(x *approval.Approval) error { return st.Send(approvalToProto(x)) }))
+}
+
+// AwaitDecision implements shieldv1.ApprovalServiceServer.
+func (a *ApprovalService) AwaitDecision(ctx context.Context, req *shieldv1.AwaitDecisionRequest) (*shieldv1.Approval, error) {
+	x, err := a.s.Await(ctx, req.GetId())
+	if err != nil {
+		return nil, approvalError(err)
+	}
+	return approvalToProto(x), nil
+}

@@ -1,0 +1,297 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+)
+
+// Roles. A method needs one of them (see methodRoles); admin may call everything.
+const (
+	RoleAgent    = "agent"
+	RoleApprover = "approver"
+	RoleAuditor  = "auditor"
+	RoleAdmin    = "admin"
+)
+
+// methodRoles is the authorisation table: full method name (or service prefix ending in "/")
+// → the roles that may call it (admin may call everything). Methods not listed are denied to
+// everyone but admin; an empty list means open to every caller, authenticated or not.
+var methodRoles = map[string][]string{
+	"/shield.v1.ShieldService/Evaluate":          {RoleAgent},
+	"/shield.v1.ShieldService/Health":            {},
+	"/shield.v1.ShieldService/GetStatus":         {RoleAdmin},
+	"/shield.v1.ApprovalService/":                {RoleApprover},
+	"/shield.v1.ApprovalService/AwaitDecision":   {RoleAgent, RoleApprover},
+	"/shield.v1.AuditService/":                   {RoleAuditor},
+	"/grpc.reflection.v1.ServerReflection/":      {},
+	"/grpc.reflection.v1alpha.ServerReflection/": {},
+}
+
+// AuthConfig configures authentication (config key `auth`). The zero value gives root and the
+// service's own user every role on the unix socket, and refuses TCP listeners.
+type AuthConfig struct {
+	// UnixRoles maps a uid (as a string) or "gid:N" of a unix-socket peer to its roles.
+	UnixRoles map[string][]string `yaml:"unix_roles"`
+	// TokensFile holds bearer tokens for TCP clients, one per line:
+	// "sha256:<hex of the token>|<token> role[,role] name". Lines starting with # are comments.
+	TokensFile string `yaml:"tokens_file"`
+	// Dev lets every caller act with every role (development and tests only; loud at start).
+	Dev bool `yaml:"-"`
+}
+
+// Auth authenticates callers and authorises methods.
+type Auth struct {
+	cfg    AuthConfig
+	tokens []authToken
+}
+
+type authToken struct {
+	sum   [32]byte
+	roles []string
+	name  string
+}
+
+// NewAuth loads the configuration (and the tokens file).
+func NewAuth(cfg AuthConfig) (*Auth, error) {
+	a := &Auth{cfg: cfg}
+	if a.cfg.UnixRoles == nil {
+		all := []string{RoleAgent, RoleApprover, RoleAuditor, RoleAdmin}
+		a.cfg.UnixRoles = map[string][]string{"0": all, strconv.Itoa(os.Getuid()): all}
+	}
+	for k, roles := range a.cfg.UnixRoles {
+		if err := checkRoles(roles); err != nil {
+			return nil, fmt.Errorf("auth.unix_roles[%s]: %w", k, err)
+		}
+	}
+	if cfg.TokensFile != "" {
+		if err := a.loadTokens(cfg.TokensFile); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+func checkRoles(roles []string) error {
+	for _, r := range roles {
+		switch r {
+		case RoleAgent, RoleApprover, RoleAuditor, RoleAdmin:
+		default:
+			return fmt.Errorf("unknown role %q (use agent, approver, auditor, admin)", r)
+		}
+	}
+	return nil
+}
+
+func (a *Auth) loadTokens(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("auth tokens file: %w", err)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return fmt.Errorf("auth tokens file %s is readable by others (mode %o): chmod 600 it", path, fi.Mode().Perm())
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	n := 0
+	for sc.Scan() {
+		n++
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		fields := strings.Fields(line)
+		if len(fields) != 3 {
+			return fmt.Errorf("%s:%d: want \"TOKEN ROLE[,ROLE] NAME\"", path, n)
+		}
+		var t authToken
+		if hx, ok := strings.CutPrefix(fields[0], "sha256:"); ok {
+			b, err := hex.DecodeString(hx)
+			if err != nil || len(b) != 32 {
+				return fmt.Errorf("%s:%d: sha256: wants 64 hex digits", path, n)
+			}
+			copy(t.sum[:], b)
+		} else {
+			if len(fields[0]) < 16 {
+				return fmt.Errorf("%s:%d: token shorter than 16 characters", path, n)
+			}
+			t.sum = sha256.Sum256([]byte(fields[0]))
+		}
+		t.roles = strings.Split(fields[1], ",")
+		if err := checkRoles(t.roles); err != nil {
+			return fmt.Errorf("%s:%d: %w", path, n, err)
+		}
+		t.name = fields[2]
+		a.tokens = append(a.tokens, t)
+	}
+	return sc.Err()
+}
+
+// HasTokens reports whether bearer tokens are configured (TCP listeners need them unless dev).
+func (a *Auth) HasTokens() bool { return len(a.tokens) > 0 }
+
+// PeerCred is the AuthInfo of a unix-socket connection: the peer's credentials from SO_PEERCRED.
+type PeerCred struct {
+	credentials.CommonAuthInfo
+	UID, GID uint32
+	PID      int32
+}
+
+// AuthType implements credentials.AuthInfo.
+func (PeerCred) AuthType() string { return "peercred" }
+
+// peerCreds is transport "security" that records SO_PEERCRED of unix connections and passes
+// TCP connections through unchanged (their callers authenticate with tokens).
+type peerCreds struct{}
+
+// PeerCredentials returns the transport credentials that identify unix-socket peers.
+func PeerCredentials() credentials.TransportCredentials { return peerCreds{} }
+
+func (peerCreds) ServerHandshake(c net.Conn) (net.Conn, credentials.AuthInfo, error) {
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		return c, nil, nil
+	}
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return nil, nil, err
+	}
+	var cred *unix.Ucred
+	var cerr error
+	if err := raw.Control(func(fd uintptr) { cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) }); err != nil {
+		return nil, nil, err
+	}
+	if cerr != nil {
+		return nil, nil, fmt.Errorf("SO_PEERCRED: %w", cerr)
+	}
+	return c, PeerCred{CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.PrivacyAndIntegrity},
+		UID: cred.Uid, GID: cred.Gid, PID: cred.Pid}, nil
+}
+func (peerCreds) ClientHandshake(ctx context.Context, _ string, c net.Conn) (net.Conn, credentials.AuthInfo, error) {
+	return c, nil, nil
+}
+func (peerCreds) Info() credentials.ProtocolInfo {
+	return credentials.ProtocolInfo{SecurityProtocol: "peercred"}
+}
+func (peerCreds) Clone() credentials.TransportCredentials { return peerCreds{} }
+func (peerCreds) OverrideServerName(string) error         { return nil }
+
+type identityKey struct{}
+
+type identity struct {
+	name  string
+	roles []string
+}
+
+// authenticate names the caller and its roles, or returns "" when it is anonymous.
+func (a *Auth) authenticate(ctx context.Context) identity {
+	if a.cfg.Dev {
+		return identity{name: "dev", roles: []string{RoleAdmin}}
+	}
+	if p, ok := peer.FromContext(ctx); ok {
+		if pc, ok := p.AuthInfo.(PeerCred); ok {
+			roles := append([]string(nil), a.cfg.UnixRoles[strconv.FormatUint(uint64(pc.UID), 10)]...)
+			roles = append(roles, a.cfg.UnixRoles["gid:"+strconv.FormatUint(uint64(pc.GID), 10)]...)
+			return identity{name: "uid:" + strconv.FormatUint(uint64(pc.UID), 10), roles: roles}
+		}
+	}
+	md, _ := metadata.FromIncomingContext(ctx)
+	for _, v := range md.Get("authorization") {
+		tok, ok := strings.CutPrefix(v, "Bearer ")
+		if !ok {
+			continue
+		}
+		sum := sha256.Sum256([]byte(tok))
+		for _, t := range a.tokens {
+			if subtle.ConstantTimeCompare(sum[:], t.sum[:]) == 1 {
+				return identity{name: "token:" + t.name, roles: t.roles}
+			}
+		}
+	}
+	return identity{}
+}
+
+// authorize checks that id may call method.
+func authorize(id identity, method string) error {
+	need, ok := methodRoles[method]
+	if !ok {
+		need, ok = methodRoles[method[:strings.LastIndex(method, "/")+1]]
+	}
+	if ok && len(need) == 0 {
+		return nil
+	}
+	if id.name == "" {
+		return status.Error(codes.Unauthenticated, "authenticate: unix peer credentials or a bearer token")
+	}
+	if slices.Contains(id.roles, RoleAdmin) {
+		return nil
+	}
+	for _, r := range need {
+		if slices.Contains(id.roles, r) {
+			return nil
+		}
+	}
+	if !ok {
+		return status.Errorf(codes.PermissionDenied, "%s may not call %s", id.name, method)
+	}
+	return status.Errorf(codes.PermissionDenied, "%s lacks the role (%s) needed for %s", id.name, strings.Join(need, " or "), method)
+}
+
+// UnaryInterceptor authenticates and authorises unary calls.
+func (a *Auth) UnaryInterceptor() grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		id := a.authenticate(ctx)
+		if err := authorize(id, info.FullMethod); err != nil {
+			return nil, err
+		}
+		return h(context.WithValue(ctx, identityKey{}, id.name), req)
+	}
+}
+
+// StreamInterceptor authenticates and authorises streams.
+func (a *Auth) StreamInterceptor() grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+		id := a.authenticate(ss.Context())
+		if err := authorize(id, info.FullMethod); err != nil {
+			return err
+		}
+		return h(srv, &identityStream{ServerStream: ss, ctx: context.WithValue(ss.Context(), identityKey{}, id.name)})
+	}
+}
+
+type identityStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (s *identityStream) Context() context.Context { return s.ctx }
+
+// Identity returns the authenticated caller of a request ("" when none), for the audit trail.
+func Identity(ctx context.Context) string {
+	s, _ := ctx.Value(identityKey{}).(string)
+	return s
+}
+
+// ErrInsecureTCP is returned for a TCP listener without tokens outside dev mode.
+var ErrInsecureTCP = errors.New("a TCP listener needs bearer tokens (auth.tokens_file) or --dev")
