@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -91,8 +92,12 @@ func TestServeApprovalFlowAndAuth(t *testing.T) {
 		awaited <- a
 	}()
 	time.Sleep(100 * time.Millisecond)
-	if _, err := ap.Resolve(ctx, &shieldv1.ResolveApprovalRequest{Id: id, Approve: true, Comment: "ok"}); err != nil {
-		t.Fatal(err)
+	// The CLI lists and approves it over the unix socket.
+	if code, out, errs := runCmd(t, "", "approvals", "list", "--state-dir", cfg.StateDir); code != 0 || !strings.Contains(out, id) {
+		t.Fatalf("approvals list: %d %q %q", code, out, errs)
+	}
+	if code, out, errs := runCmd(t, "", "approvals", "approve", id, "--comment", "ok", "--state-dir", cfg.StateDir); code != 0 || !strings.Contains(out, "APPROVED") {
+		t.Fatalf("approvals approve: %d %q %q", code, out, errs)
 	}
 	if a := <-awaited; a.GetState() != "approved" {
 		t.Errorf("awaited %v", a)
