@@ -23,6 +23,7 @@ import (
 
 	agentv1 "github.com/shieldsec/shield/proto/agent/v1"
 	"github.com/shieldsec/shield/shield"
+	"github.com/shieldsec/shield/shield/approval"
 )
 
 // MaxToolRounds bounds the tool calls of one response.
@@ -39,7 +40,11 @@ type Config struct {
 	Tools    *Tools
 	Sessions *Sessions
 	Recorder Recorder // nil: nothing recorded beyond the pipeline's decisions
-	Log      *slog.Logger
+	// Approvals resolves tier-3 requests for ClientService.ResolveApproval (nil: unavailable).
+	Approvals *approval.Service
+	// ApprovalTimeout is reported to clients with each tier-3 request.
+	ApprovalTimeout time.Duration
+	Log             *slog.Logger
 	// TurnTimeout bounds one client message (model turns and tool calls). Default 10 minutes.
 	TurnTimeout time.Duration
 }
@@ -353,6 +358,7 @@ func (t *turn) toolCall(ctx context.Context, tc *agentv1.ToolCallEvent) error {
 		if v.Decision == shield.Escalate {
 			_ = ev(agentv1.PipelineEvent_TIER3_APPROVAL_REQUIRED, func(e *agentv1.PipelineEvent) {
 				e.ActionId, e.Reason, e.Decision = v.EscalationID, reason, v.Decision.String()
+				e.TimeoutSeconds = int64(t.e.cfg.ApprovalTimeout.Seconds())
 			})
 		}
 		return reply(fmt.Sprintf("Shield refused this call (%s): %s", v.Decision, reason), true)
@@ -368,6 +374,24 @@ func (t *turn) toolCall(ctx context.Context, tc *agentv1.ToolCallEvent) error {
 		return err
 	}
 	return reply(outText, isErr)
+}
+
+// ResolveApproval approves or denies a tier-3 request on behalf of the engine's client (who is
+// not the agent that asked). The agent's next identical call is then allowed once.
+func (e *Engine) ResolveApproval(ctx context.Context, req *agentv1.ResolveApprovalRequest) (*agentv1.ResolveApprovalResponse, error) {
+	if e.cfg.Approvals == nil {
+		return nil, status.Error(codes.Unavailable, "approvals are not enabled")
+	}
+	a, err := e.cfg.Approvals.Resolve(ctx, req.GetActionId(), req.GetApprove(), req.GetComment(), "client")
+	switch {
+	case errors.Is(err, approval.ErrNotFound):
+		return nil, status.Error(codes.NotFound, err.Error())
+	case errors.Is(err, approval.ErrNotPending):
+		return nil, status.Error(codes.FailedPrecondition, err.Error())
+	case err != nil:
+		return nil, status.Error(codes.PermissionDenied, err.Error())
+	}
+	return &agentv1.ResolveApprovalResponse{State: string(a.State)}, nil
 }
 
 // ListSessions lists persisted sessions.

@@ -18,6 +18,7 @@ import (
 	"github.com/shieldsec/shield/policy"
 	agentv1 "github.com/shieldsec/shield/proto/agent/v1"
 	"github.com/shieldsec/shield/shield"
+	"github.com/shieldsec/shield/shield/approval"
 	"github.com/shieldsec/shield/shield/bundle"
 )
 
@@ -270,5 +271,30 @@ func TestEngineToolRoundLimit(t *testing.T) {
 	}
 	if refused != 2 {
 		t.Errorf("calls refused past the limit = %d, want 2", refused)
+	}
+}
+
+func TestEngineResolveApproval(t *testing.T) {
+	f := newFixture(t)
+	if _, err := f.client.ResolveApproval(context.Background(), &agentv1.ResolveApprovalRequest{ActionId: "x"}); status.Code(err) != codes.Unavailable {
+		t.Errorf("without approvals: %v", err)
+	}
+	apr, err := approval.Open(approval.Config{Path: filepath.Join(t.TempDir(), "a.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer apr.Close()
+	f.eng.cfg.Approvals = apr
+	res, err := apr.Tier().Evaluate(context.Background(), &shield.Input{Call: &shield.Call{Tool: "delete_file", Arguments: []byte(`{}`),
+		Context: shield.CallContext{SessionID: "s", Caller: "engine"}}, ActionHash: "h"})
+	if err != nil || res.EscalationID == "" {
+		t.Fatal(res, err)
+	}
+	r, err := f.client.ResolveApproval(context.Background(), &agentv1.ResolveApprovalRequest{ActionId: res.EscalationID, Approve: true})
+	if err != nil || r.GetState() != "approved" {
+		t.Errorf("resolve: %v %v", r, err)
+	}
+	if _, err := f.client.ResolveApproval(context.Background(), &agentv1.ResolveApprovalRequest{ActionId: "nope", Approve: true}); status.Code(err) != codes.NotFound {
+		t.Errorf("unknown id: %v", err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 	"google.golang.org/grpc"
@@ -29,6 +30,8 @@ import (
 	"github.com/shieldsec/shield/engine/exec"
 	agentv1 "github.com/shieldsec/shield/proto/agent/v1"
 	"github.com/shieldsec/shield/shield"
+	"github.com/shieldsec/shield/shield/approval"
+	"github.com/shieldsec/shield/shield/judge"
 	"github.com/shieldsec/shield/shield/normalize"
 )
 
@@ -129,8 +132,23 @@ func runEngine(ctx context.Context, env *cmdEnv, args []string) error {
 		return fmt.Errorf("open audit log: %w", err)
 	}
 	defer al.Close()
+	var escalation []shield.Tier
+	if cfg.Judge != nil {
+		j, err := judge.New(*cfg.Judge)
+		if err != nil {
+			return fmt.Errorf("judge: %w", err)
+		}
+		escalation = append(escalation, j)
+	}
+	apr, err := approval.Open(approval.Config{Path: strings.TrimSuffix(registryPath(cfg.StateDir, ws), ".json") + "-approvals.db",
+		Timeout: cfg.Approvals.Timeout, TwoPersonClasses: cfg.Approvals.TwoPersonClasses, Recorder: approvalRecorder{al: al}, Log: log})
+	if err != nil {
+		return fmt.Errorf("approvals: %w", err)
+	}
+	defer apr.Close()
+	escalation = append(escalation, apr.Tier())
 	p, err := shield.New(shield.Config{Recorder: al, CacheSize: cfg.Pipeline.CacheSize, Timeout: cfg.Pipeline.Timeout,
-		Limits: normalize.Limits{MaxBytes: cfg.Pipeline.MaxArgumentBytes}}, pol)
+		Limits: normalize.Limits{MaxBytes: cfg.Pipeline.MaxArgumentBytes}, Escalation: escalation}, pol)
 	if err != nil {
 		return err
 	}
@@ -149,7 +167,12 @@ func runEngine(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	defer sess.Close()
 	rec := eventRecorder{al: al}
-	eng, err := engine.New(engine.Config{Pipeline: p, Tools: tools, Sessions: sess, Recorder: rec, Log: log})
+	aprTimeout := cfg.Approvals.Timeout
+	if aprTimeout <= 0 {
+		aprTimeout = 15 * time.Minute
+	}
+	eng, err := engine.New(engine.Config{Pipeline: p, Tools: tools, Sessions: sess, Recorder: rec, Log: log,
+		Approvals: apr, ApprovalTimeout: aprTimeout})
 	if err != nil {
 		return err
 	}
