@@ -9,7 +9,7 @@ TOOLS := $(CURDIR)/bin/tools
 TEST_TIMEOUT ?= 25m
 FUZZTIME ?= 60s
 
-.PHONY: help deps build run test test-race bench load fuzz proto lint corpus clean
+.PHONY: help deps build run test test-race bench load fuzz proto lint corpus deb clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -53,9 +53,16 @@ proto: ## regenerate Go from proto/ with pinned generators (protoc from Debian's
 	  --go-grpc_out=. --go-grpc_opt=module=github.com/shieldsec/shield \
 	  $$(find proto -name '*.proto' | sort)
 
+deb: deps ## build the .deb into dist/ (nfpm) and show its contents
+	deploy/deb/build.sh dist
+	dpkg-deb --contents dist/*.deb
+
+analyze: ## systemd-analyze security score of the unit (2.0 or lower expected)
+	systemd-analyze security --offline=true deploy/systemd/shield.service | tail -1
+
 lint: ## gofmt and go vet
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
 clean: ## remove build output
-	rm -rf bin
+	rm -rf bin dist

@@ -328,6 +328,27 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	log.Info("shield ready", "version", version, "bundle_revision", pol.Revision, "bundle_digest", pol.Digest,
 		"state_dir", cfg.StateDir, "rules", pol.RuleCounts)
 
+	if err := sdNotify("READY=1\nSTATUS=serving"); err != nil {
+		log.Warn("sd_notify READY failed", "error", err.Error())
+	}
+	if iv := sdWatchdogInterval(); iv > 0 {
+		go func() {
+			t := time.NewTicker(iv)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+					// A service that cannot decide (audit log failing) stops feeding the watchdog:
+					// systemd restarts it, which reopens and recovers the log.
+					if len(a.Problems()) == 0 {
+						_ = sdNotify("WATCHDOG=1")
+					}
+				}
+			}
+		}()
+	}
 	stopWatch := a.watchPolicy(ctx)
 	defer stopWatch()
 	hup := make(chan os.Signal, 1)
@@ -343,6 +364,7 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 			return fmt.Errorf("grpc server: %w", err)
 		case <-ctx.Done():
 			log.Info("shutting down")
+			_ = sdNotify("STOPPING=1")
 			done := make(chan struct{})
 			go func() { gs.GracefulStop(); close(done) }()
 			select {
