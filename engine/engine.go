@@ -44,6 +44,10 @@ type Config struct {
 	Approvals *approval.Service
 	// ApprovalTimeout is reported to clients with each tier-3 request.
 	ApprovalTimeout time.Duration
+	// SpawnSubAgent starts sub-agents for create_agent calls (nil: the tool is not offered).
+	SpawnSubAgent SubAgentSpawner
+	// SubAgentTimeout bounds one sub-agent task. Default 5 minutes.
+	SubAgentTimeout time.Duration
 	Log             *slog.Logger
 	// TurnTimeout bounds one client message (model turns and tool calls). Default 10 minutes.
 	TurnTimeout time.Duration
@@ -53,6 +57,7 @@ type Config struct {
 type Engine struct {
 	agentv1.UnimplementedAgentServiceServer
 	agentv1.UnimplementedClientServiceServer
+	agentv1.UnimplementedSubAgentServiceServer
 
 	cfg Config
 
@@ -62,7 +67,8 @@ type Engine struct {
 	agent   *agentConn
 	agentCh chan struct{} // closed and replaced when an agent connects
 
-	turn sync.Mutex // one client message at a time: the agent runs one conversation
+	turn sync.Mutex                 // one client message at a time: the agent runs one conversation
+	subs map[string]chan *agentConn // sub-agent tokens issued and not yet used
 }
 
 // agentConn is a connected, authenticated agent.
@@ -81,8 +87,9 @@ func (a *agentConn) send(d *agentv1.EngineDirective) error {
 }
 
 var (
-	_ agentv1.AgentServiceServer  = (*Engine)(nil)
-	_ agentv1.ClientServiceServer = (*Engine)(nil)
+	_ agentv1.AgentServiceServer    = (*Engine)(nil)
+	_ agentv1.ClientServiceServer   = (*Engine)(nil)
+	_ agentv1.SubAgentServiceServer = (*Engine)(nil)
 )
 
 // New returns an engine.
@@ -241,8 +248,12 @@ func (e *Engine) SendMessage(req *agentv1.SendMessageRequest, out agentv1.Client
 	if otr {
 		mode = agentv1.SessionMode_SESSION_MODE_OTR
 	}
+	tools := e.cfg.Tools.Definitions()
+	if e.cfg.SpawnSubAgent != nil {
+		tools = append(tools, createAgentDef)
+	}
 	if err := a.send(&agentv1.EngineDirective{Directive: &agentv1.EngineDirective_ProcessRequest{ProcessRequest: &agentv1.ProcessRequest{
-		SessionId: sid, MessageId: t.mid, Content: req.GetContent(), Mode: mode, History: history, Tools: e.cfg.Tools.Definitions(),
+		SessionId: sid, MessageId: t.mid, Content: req.GetContent(), Mode: mode, History: history, Tools: tools,
 	}}}); err != nil {
 		return status.Errorf(codes.Unavailable, "send to agent: %v", err)
 	}
@@ -369,7 +380,13 @@ func (t *turn) toolCall(ctx context.Context, tc *agentv1.ToolCallEvent) error {
 		}
 		return reply("refused: this is an off-the-record session; writes are not allowed", true)
 	}
-	outText, isErr := t.e.cfg.Tools.Run(ctx, tc.GetToolName(), tc.GetArgumentsJson())
+	var outText string
+	var isErr bool
+	if tc.GetToolName() == "create_agent" {
+		outText, isErr = t.runSubAgent(ctx, tc.GetCallId(), tc.GetArgumentsJson())
+	} else {
+		outText, isErr = t.e.cfg.Tools.Run(ctx, tc.GetToolName(), tc.GetArgumentsJson())
+	}
 	if err := ev(agentv1.PipelineEvent_ACTION_COMPLETED, func(e *agentv1.PipelineEvent) { e.Text, e.IsError = outText, isErr }); err != nil {
 		return err
 	}
@@ -411,6 +428,9 @@ func (e *Engine) GetHistory(ctx context.Context, req *agentv1.GetHistoryRequest)
 	}
 	return &agentv1.GetHistoryResponse{Messages: h}, nil
 }
+
+// createAgentDef offers sub-agents to the main agent (read-only tools, no recursion).
+const createAgentDef = `{"name":"create_agent","description":"Delegate a read-only research task to a sub-agent (it may read and list files only). Returns its answer.","parameters":{"type":"object","properties":{"task":{"type":"string","description":"what the sub-agent should find out"}},"required":["task"],"additionalProperties":false}}`
 
 func randomID() string {
 	b := make([]byte, 8)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -69,6 +70,7 @@ func newFixture(t *testing.T) *fixture {
 	gs := grpc.NewServer()
 	agentv1.RegisterAgentServiceServer(gs, eng)
 	agentv1.RegisterClientServiceServer(gs, eng)
+	agentv1.RegisterSubAgentServiceServer(gs, eng)
 	go gs.Serve(l)
 	t.Cleanup(gs.Stop)
 	conn, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -296,5 +298,67 @@ func TestEngineResolveApproval(t *testing.T) {
 	}
 	if _, err := f.client.ResolveApproval(context.Background(), &agentv1.ResolveApprovalRequest{ActionId: "nope", Approve: true}); status.Code(err) != codes.NotFound {
 		t.Errorf("unknown id: %v", err)
+	}
+}
+
+// TestEngineSubAgent: the agent delegates with create_agent; a sub-agent (scripted, over
+// SubAgentService) reads a file, is refused a write (reduced tools), and answers; its answer is the
+// tool result, and the client sees sub_agent_* events.
+func TestEngineSubAgent(t *testing.T) {
+	f := newFixture(t)
+	subResults := make(chan *agentv1.ToolResult, 4)
+	f.eng.cfg.SpawnSubAgent = func(ctx context.Context, token string) (func() error, error) {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			st, err := agentv1.NewSubAgentServiceClient(f.conn).RunSubAgent(context.Background())
+			if err != nil {
+				return
+			}
+			st.Send(&agentv1.AgentEvent{Event: &agentv1.AgentEvent_AgentReady{AgentReady: &agentv1.AgentReady{AgentId: "sub-1", Token: token}}})
+			d, err := st.Recv()
+			if err != nil || d.GetProcessRequest() == nil {
+				return
+			}
+			if n := len(d.GetProcessRequest().GetTools()); n != 2 {
+				t.Errorf("sub-agent offered %d tools, want 2 (read_file, list_directory)", n)
+			}
+			for i, c := range [][2]string{{"read_file", `{"path":"README.md"}`}, {"write_file", `{"path":"x","content":"y"}`}} {
+				st.Send(&agentv1.AgentEvent{Event: &agentv1.AgentEvent_ToolCall{ToolCall: &agentv1.ToolCallEvent{CallId: fmt.Sprint("s", i), ToolName: c[0], ArgumentsJson: c[1]}}})
+				r, err := st.Recv()
+				if err != nil {
+					return
+				}
+				subResults <- r.GetToolResult()
+			}
+			st.Send(&agentv1.AgentEvent{Event: &agentv1.AgentEvent_ResponseComplete{ResponseComplete: &agentv1.ResponseComplete{Content: "the README is a title"}}})
+			st.Recv() // shutdown
+		}()
+		return func() error { <-done; return nil }, nil
+	}
+	tok, _ := f.eng.NewToken("{}")
+	results := make(chan *agentv1.ToolResult, 2)
+	scriptedAgent(t, f, tok, [][2]string{{"create_agent", `{"task":"what is in the README?"}`}}, results)
+	evs := collect(t, f, &agentv1.SendMessageRequest{Content: "delegate"})
+	got := types(evs)
+	for _, want := range []string{"SUB_AGENT_SPAWNED", "SHIELD_VERDICT(ALLOW)", "SUB_AGENT_COMPLETED", "RESPONSE_COMPLETE"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("events %s lack %s", got, want)
+		}
+	}
+	if r := <-results; r.GetIsError() || r.GetContent() != "the README is a title" {
+		t.Errorf("create_agent result %v", r)
+	}
+	if r := <-subResults; r.GetIsError() || !strings.Contains(r.GetContent(), "# project") {
+		t.Errorf("sub-agent read: %v", r)
+	}
+	if r := <-subResults; !r.GetIsError() || !strings.Contains(r.GetContent(), "not available to sub-agents") {
+		t.Errorf("sub-agent write: %v", r)
+	}
+	// A sub-agent stream without a valid token is refused.
+	st, _ := agentv1.NewSubAgentServiceClient(f.conn).RunSubAgent(context.Background())
+	st.Send(&agentv1.AgentEvent{Event: &agentv1.AgentEvent_AgentReady{AgentReady: &agentv1.AgentReady{Token: tok}}})
+	if _, err := st.Recv(); status.Code(err) != codes.PermissionDenied {
+		t.Errorf("sub-agent with the main agent's token: %v", err)
 	}
 }

@@ -212,3 +212,41 @@ func (l *ConnListener) Close() error {
 
 // Addr implements net.Listener.
 func (l *ConnListener) Addr() net.Addr { return &net.UnixAddr{Name: "agent-socketpair", Net: "unix"} }
+
+// SpawnSub starts a sub-agent process under the agent profile (the profile the canary run at the
+// main agent's start proved) that presents token on SubAgentService. It implements
+// SubAgentSpawner; wait reaps the process.
+func (s *Supervisor) SpawnSub(ctx context.Context, token string) (func() error, error) {
+	prof, err := s.AgentProfile()
+	if err != nil {
+		return nil, err
+	}
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("socketpair: %w", err)
+	}
+	engineEnd := os.NewFile(uintptr(fds[0]), "engine-end")
+	agentEnd := os.NewFile(uintptr(fds[1]), "subagent-end")
+	defer agentEnd.Close()
+	conn, err := net.FileConn(engineEnd)
+	engineEnd.Close()
+	if err != nil {
+		return nil, err
+	}
+	cmd, err := sandbox.Command(ctx, s.ShieldBin, prof, s.ShieldBin, append([]string{"internal-agent"}, s.AgentArgs...)...)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	cmd.Env = append(os.Environ(), "SHIELD_AGENT_TOKEN="+token, "SHIELD_AGENT_ID=sub-"+randomID(), "SHIELD_AGENT_ROLE=sub")
+	cmd.ExtraFiles = []*os.File{agentEnd}
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("start sub-agent: %w", err)
+	}
+	s.Listener.Push(conn)
+	s.record(ctx, "subagent_started", map[string]any{"pid": cmd.Process.Pid})
+	return func() error { err := cmd.Wait(); conn.Close(); return err }, nil
+}

@@ -171,8 +171,11 @@ func runEngine(ctx context.Context, env *cmdEnv, args []string) error {
 	if aprTimeout <= 0 {
 		aprTimeout = 15 * time.Minute
 	}
-	eng, err := engine.New(engine.Config{Pipeline: p, Tools: tools, Sessions: sess, Recorder: rec, Log: log,
-		Approvals: apr, ApprovalTimeout: aprTimeout})
+	engCfg := engine.Config{Pipeline: p, Tools: tools, Sessions: sess, Recorder: rec, Log: log,
+		Approvals: apr, ApprovalTimeout: aprTimeout}
+	var sup *engine.Supervisor // set below; sub-agents are spawned by the same supervisor
+	engCfg.SpawnSubAgent = func(ctx context.Context, token string) (func() error, error) { return sup.SpawnSub(ctx, token) }
+	eng, err := engine.New(engCfg)
 	if err != nil {
 		return err
 	}
@@ -195,6 +198,7 @@ func runEngine(ctx context.Context, env *cmdEnv, args []string) error {
 	al2 := engine.NewConnListener()
 	as := grpc.NewServer()
 	agentv1.RegisterAgentServiceServer(as, eng)
+	agentv1.RegisterSubAgentServiceServer(as, eng)
 	go as.Serve(al2)
 	defer as.Stop()
 
@@ -209,7 +213,7 @@ func runEngine(ctx context.Context, env *cmdEnv, args []string) error {
 	fmt.Fprintf(env.stdout, "PORT:%d\n", port)
 	fmt.Fprintln(env.stdout, "WEB_DISABLED")
 
-	sup := &engine.Supervisor{Engine: eng, ShieldBin: self, Workspace: ws, LLMPort: llmPort(cfg.LLM.BaseURL),
+	sup = &engine.Supervisor{Engine: eng, ShieldBin: self, Workspace: ws, LLMPort: llmPort(cfg.LLM.BaseURL),
 		AgentArgs: []string{"--llm-provider", cfg.LLM.Provider, "--llm-base-url", cfg.LLM.BaseURL, "--llm-model", cfg.LLM.Model,
 			"--llm-api-key-env", cfg.LLM.APIKeyEnv},
 		AllowUnsandboxed: cfg.AllowUnsandboxed, Listener: al2, Recorder: rec, Log: log}

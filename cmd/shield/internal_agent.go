@@ -65,7 +65,14 @@ func runInternalAgent(ctx context.Context, env *cmdEnv, args []string) error {
 		return err
 	}
 	defer cc.Close()
-	st, err := agentv1.NewAgentServiceClient(cc).RunSession(ctx)
+	// A sub-agent (started for one create_agent call) speaks SubAgentService; the messages are
+	// the same.
+	var st agentv1.AgentService_RunSessionClient
+	if os.Getenv("SHIELD_AGENT_ROLE") == "sub" {
+		st, err = agentv1.NewSubAgentServiceClient(cc).RunSubAgent(ctx)
+	} else {
+		st, err = agentv1.NewAgentServiceClient(cc).RunSession(ctx)
+	}
 	if err != nil {
 		return fmt.Errorf("open session: %w", err)
 	}
