@@ -17,9 +17,11 @@ finding(id, reason) := {"rule": id, "reason": reason}
 
 command_names contains c.name if some c in input.commands
 
+# The lists used for membership are objects in data.json ({"curl": true, …}): a lookup is one
+# indexed reference, where `x in array` is a builtin call per element.
 uses_network if {
 	some name in command_names
-	name in data.shield.lists.network_tools
+	data.shield.lists.network_tools[name]
 }
 
 uses_network if {
@@ -66,21 +68,17 @@ dumps_environment if {
 	name in {"env", "printenv"}
 }
 
-# host_in_list: the host or one of its parent domains is in names (a set).
+# host_in_list: the host or one of its parent domains is a key of names (an object).
 host_in_list(host, names) if {
 	labels := split(host, ".")
 	count(labels) > 1
 	some i in numbers.range(0, count(labels) - 2)
-	concat(".", array.slice(labels, i, count(labels))) in names
+	names[concat(".", array.slice(labels, i, count(labels)))]
 }
-
-exfil_domains := {d | some d in data.shield.lists.exfil_domains}
-
-internal_email_domains := {d | some d in data.shield.lists.internal_email_domains}
 
 exfil_host(u) if {
 	u.ip_class == "hostname"
-	host_in_list(u.host, exfil_domains)
+	host_in_list(u.host, data.shield.lists.exfil_domains)
 }
 
 uploads if input.method in {"POST", "PUT", "PATCH"}
@@ -149,8 +147,8 @@ deny contains finding("exfil.environment-to-network", "the command dumps environ
 deny contains finding("exfil.substitution-into-request", "the command embeds the output of another command in a network request") if {
 	input.class == "exec"
 	some c in input.commands
-	c.name in data.shield.lists.network_tools
 	c.dynamic
+	data.shield.lists.network_tools[c.name]
 	some d in input.commands
 	d.via == "subst"
 	d.name in {"cat", "base64", "xxd", "od", "pwd", "whoami", "id", "hostname", "env", "printenv", "ls", "head", "tail", "uname", "gpg", "tar"}
@@ -195,7 +193,7 @@ escalate contains finding("message.external-recipient", sprintf("e-mail to %s, o
 	some r in input.recipients
 	contains(r, "@")
 	domain := lower(regex.replace(r, `^.*@`, ""))
-	not host_in_list(domain, internal_email_domains)
+	not host_in_list(domain, data.shield.lists.internal_email_domains)
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -242,7 +240,7 @@ escalate contains finding("agent.injection-marker", "an argument carries a promp
 
 deny contains finding("recon.network-scan", sprintf("%s scans networks", [c.name])) if {
 	some c in input.commands
-	c.name in data.shield.lists.scanners
+	data.shield.lists.scanners[c.name]
 }
 
 deny contains finding("recon.port-sweep", "the command probes many hosts or ports in a loop") if {
