@@ -184,15 +184,21 @@ func (e *Engine) RunSession(stream agentv1.AgentService_RunSessionServer) error 
 		close(a.done)
 		e.cfg.Log.Info("agent disconnected", "agent_id", a.id)
 	}()
+	a.pump(ctx)
+	return nil
+}
+
+// pump moves the agent's events to a.events until the stream or ctx ends.
+func (a *agentConn) pump(ctx context.Context) {
 	for {
-		ev, err := stream.Recv()
+		ev, err := a.stream.Recv()
 		if err != nil {
-			return nil
+			return
 		}
 		select {
 		case a.events <- ev:
 		case <-ctx.Done():
-			return nil
+			return
 		}
 	}
 }

@@ -44,18 +44,8 @@ func (e *Engine) RunSubAgent(stream agentv1.SubAgentService_RunSubAgentServer) e
 	a := &agentConn{id: ready.GetAgentId(), stream: stream, events: make(chan *agentv1.AgentEvent, 64), done: make(chan struct{})}
 	defer close(a.done)
 	ch <- a
-	ctx := stream.Context()
-	for {
-		ev, err := stream.Recv()
-		if err != nil {
-			return nil
-		}
-		select {
-		case a.events <- ev:
-		case <-ctx.Done():
-			return nil
-		}
-	}
+	a.pump(stream.Context())
+	return nil
 }
 
 // subAgentDefs are the tool definitions offered to sub-agents.

@@ -14,6 +14,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/shieldsec/shield/shield"
 	"github.com/shieldsec/shield/shield/judge"
 	"github.com/shieldsec/shield/shield/server"
 )
@@ -139,19 +140,37 @@ type LogConfig struct {
 // loadConfig reads a config file strictly: an unknown key is an error.
 func loadConfig(path string) (*Config, error) {
 	c := &Config{}
+	return c, decodeStrict(path, c)
+}
+
+// decodeStrict decodes a YAML file into v, refusing unknown keys. An empty path or file leaves
+// v as it is.
+func decodeStrict(path string, v any) error {
 	if path == "" {
-		return c, nil
+		return nil
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("read config: %w", err)
+		return fmt.Errorf("read config: %w", err)
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
-	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("config %s: %w", path, err)
+	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("config %s: %w", path, err)
 	}
-	return c, nil
+	return nil
+}
+
+// newJudge builds the tier-2 judge when the configuration has one (nil otherwise).
+func newJudge(cfg *Config) (shield.Tier, error) {
+	if cfg.Judge == nil {
+		return nil, nil
+	}
+	j, err := judge.New(*cfg.Judge)
+	if err != nil {
+		return nil, fmt.Errorf("judge: %w", err)
+	}
+	return j, nil
 }
 
 // withDefaults fills defaults that depend on the environment.

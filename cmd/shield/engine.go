@@ -1,16 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/url"
 	"os"
@@ -19,7 +16,6 @@ import (
 	"strings"
 	"time"
 
-	"go.yaml.in/yaml/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -31,7 +27,6 @@ import (
 	agentv1 "github.com/shieldsec/shield/proto/agent/v1"
 	"github.com/shieldsec/shield/shield"
 	"github.com/shieldsec/shield/shield/approval"
-	"github.com/shieldsec/shield/shield/judge"
 	"github.com/shieldsec/shield/shield/normalize"
 )
 
@@ -60,19 +55,7 @@ type EngineConfig struct {
 
 func loadEngineConfig(path string) (*EngineConfig, error) {
 	c := &EngineConfig{}
-	if path == "" {
-		return c, nil
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read config: %w", err)
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("config %s: %w", path, err)
-	}
-	return c, nil
+	return c, decodeStrict(path, c)
 }
 
 // registryEntry is what a running engine writes so `shield chat` can find it.
@@ -133,11 +116,11 @@ func runEngine(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	defer al.Close()
 	var escalation []shield.Tier
-	if cfg.Judge != nil {
-		j, err := judge.New(*cfg.Judge)
-		if err != nil {
-			return fmt.Errorf("judge: %w", err)
-		}
+	j, err := newJudge(&cfg.Config)
+	if err != nil {
+		return err
+	}
+	if j != nil {
 		escalation = append(escalation, j)
 	}
 	apr, err := approval.Open(approval.Config{Path: strings.TrimSuffix(registryPath(cfg.StateDir, ws), ".json") + "-approvals.db",

@@ -27,7 +27,6 @@ import (
 	"github.com/shieldsec/shield/shield"
 	"github.com/shieldsec/shield/shield/approval"
 	"github.com/shieldsec/shield/shield/bundle"
-	"github.com/shieldsec/shield/shield/judge"
 	"github.com/shieldsec/shield/shield/normalize"
 	"github.com/shieldsec/shield/shield/server"
 )
@@ -233,11 +232,11 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	defer stopAnchor()
 
 	var escalation []shield.Tier
-	if cfg.Judge != nil {
-		j, err := judge.New(*cfg.Judge)
-		if err != nil {
-			return fmt.Errorf("judge: %w", err)
-		}
+	j, err := newJudge(cfg)
+	if err != nil {
+		return err
+	}
+	if j != nil {
 		escalation = append(escalation, j)
 		log.Info("tier 2 judge enabled", "provider", cfg.Judge.Provider, "model", cfg.Judge.Model, "fallback", cfg.Judge.Fallback)
 	}
