@@ -144,6 +144,12 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatalf("engine not ready; stderr:\n%s", stderr.String())
 	}
 
+	// One instance per workspace.
+	second := exec.Command(bin, "start", "--workspace", ws, "--config", cfgPath, "--state-dir", state)
+	if out, err := second.CombinedOutput(); err == nil || !strings.Contains(string(out), "another shield start is running") {
+		t.Errorf("second start for the same workspace: %v %s", err, out)
+	}
+
 	// The agent connects after its canary run; chat retries while no agent is connected.
 	var out []byte
 	var err error

@@ -139,6 +139,8 @@ func (pm *processManager) once(ctx context.Context) (int, error) {
 	cmd := osexec.Command(pm.bin, pm.args...)
 	cmd.Stderr = pm.env.stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	// Children the engine leaves behind must not keep Wait blocked on their copies of its pipes.
+	cmd.WaitDelay = 2 * time.Second
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return -1, err
