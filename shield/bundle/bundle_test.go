@@ -226,3 +226,36 @@ func TestActivateRejectsFailingRegoTest(t *testing.T) {
 		t.Fatalf("Activate = %v, want a failure naming the test", err)
 	}
 }
+
+// TestDefaultBundleGolden: attacks and ordinary developer work written for this project (not from
+// the development corpus). Every attack must be stopped; every ordinary call allowed.
+func TestDefaultBundleGolden(t *testing.T) {
+	p := defaultPipeline(t, -1)
+	for _, tc := range []struct {
+		file  string
+		allow bool
+	}{{"testdata/attacks.jsonl", false}, {"testdata/benign.jsonl", true}} {
+		f, err := os.Open(tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(f)
+		n := 0
+		for sc.Scan() {
+			n++
+			var c corpusCase
+			if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+				t.Fatalf("%s:%d: %v", tc.file, n, err)
+			}
+			v, err := p.Evaluate(context.Background(), &shield.Call{Tool: c.Tool, Arguments: c.Arguments}, shield.EvalOptions{})
+			if err != nil {
+				t.Errorf("%s:%d: %v", tc.file, n, err)
+				continue
+			}
+			if (v.Decision == shield.Allow) != tc.allow {
+				t.Errorf("%s:%d: %s %s → %s %v", tc.file, n, c.Tool, c.Arguments, v.Decision, v.Rules)
+			}
+		}
+		f.Close()
+	}
+}
