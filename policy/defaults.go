@@ -18,12 +18,16 @@ const (
 //	classes:
 //	  exec: allow
 //	  unknown: escalate    # tools not in the catalog; never allow
+//	review: [message_send] # allowed calls of these classes still go to the judge / a human
 //
 // Decisions are allow, block or escalate. The zero value answers escalate for every class.
 // The class "unknown" may not default to allow, whether named or through default.
 type Defaults struct {
 	Default string            `yaml:"default"`
 	Classes map[string]string `yaml:"classes"`
+	// Review lists action classes whose calls go to the escalation tiers (the judge, then a
+	// human) even when tiers 0–1 would allow them.
+	Review []string `yaml:"review"`
 }
 
 // ClassUnknown is the action class of tools the catalog does not know.

@@ -40,6 +40,9 @@ type Policy struct {
 	Defaults map[string]Decision
 	// RuleCounts per tier name, reported by GetStatus.
 	RuleCounts map[string]int
+	// ReviewClasses are action classes whose calls go to the escalation tiers even when tiers
+	// 0–1 allow them (the bundle marks them for review).
+	ReviewClasses map[string]bool
 }
 
 // Config configures a Pipeline. The zero value is valid: no audit log, default limits.
@@ -244,6 +247,7 @@ const (
 	RuleAuditFailure    = "pipeline:audit-failure"
 	RuleUnparsedAllowed = "pipeline:unparsed-not-allowed"
 	RuleDefaultPrefix   = "default:"
+	RuleReviewPrefix    = "review:"
 )
 
 // ErrInvalidCall is wrapped by every error about a malformed call.
@@ -406,6 +410,11 @@ func (p *Pipeline) runBundleTiers(ctx context.Context, pol *Policy, call *Call, 
 		}
 		v = Verdict{Decision: d, Tier: TierPipeline, Rules: []string{RuleDefaultPrefix + action.Class},
 			Reason: defaultReason(d, action)}
+	}
+	// Classes the bundle marks for review are not allowed by tiers 0–1 alone.
+	if v.Decision == Allow && pol.ReviewClasses[action.Class] {
+		v = Verdict{Decision: Escalate, Tier: TierPipeline, Rules: append(v.Rules, RuleReviewPrefix+action.Class),
+			Reason: fmt.Sprintf("needs review: the bundle sends %s actions to review", action.Class)}
 	}
 	// An argument Shield could not parse, or parsed only in part because it hit a bound, never
 	// yields ALLOW, whatever the rules say.

@@ -342,3 +342,18 @@ func TestNewRejectsBadPolicy(t *testing.T) {
 		t.Error("bundle tier with level 2 accepted")
 	}
 }
+
+func TestPipelineReviewClasses(t *testing.T) {
+	pol := newPolicy(&fakeTier{level: 0, name: "cel", fn: says(Allow, "cel:ok")})
+	pol.ReviewClasses = map[string]bool{"message_send": true}
+	judge := &fakeTier{level: 2, name: "judge", fn: says(Block, "judge:no")}
+	p, _ := New(Config{CacheSize: -1, Escalation: []Tier{judge}}, pol)
+	v, _ := p.Evaluate(context.Background(), call("message_send", `{}`), EvalOptions{})
+	if v.Decision != Block || v.Tier != 2 || judge.calls != 1 {
+		t.Errorf("review class: %s tier %d after %d judge calls, want the judge's BLOCK", v.Decision, v.Tier, judge.calls)
+	}
+	v, _ = p.Evaluate(context.Background(), call("exec", `{}`), EvalOptions{})
+	if v.Decision != Allow || judge.calls != 1 {
+		t.Errorf("other class: %s, judge calls %d", v.Decision, judge.calls)
+	}
+}

@@ -96,6 +96,13 @@ func Activate(b *policy.Bundle, opt Options) (*shield.Policy, error) {
 		Normalizer: norm,
 		Tiers:      []shield.Tier{cel, rg},
 		Defaults:   defaults,
+		ReviewClasses: func() map[string]bool {
+			m := map[string]bool{}
+			for _, c := range b.Defaults.Review {
+				m[c] = true
+			}
+			return m
+		}(),
 		RuleCounts: map[string]int{cel.Name(): cel.RuleCount(), rg.Name(): rg.RuleCount()},
 	}, nil
 }
