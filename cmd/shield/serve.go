@@ -10,7 +10,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -92,13 +91,8 @@ type appliance struct {
 	pipeline *shield.Pipeline
 	audit    auditLog
 
-	mu             sync.Mutex
-	reloads        int64
-	reloadFailures int64
-	lastReloadErr  string
-
-	reloadOK   prometheus.Counter
-	reloadFail prometheus.Counter
+	// watcher reloads a bundle from policy.path (nil for the embedded bundle).
+	watcher *policy.Watcher
 }
 
 // auditLog is what serve needs of the audit trail.
@@ -121,35 +115,56 @@ func (a *appliance) Problems() []string {
 
 // Reloads implements server.StatusSource.
 func (a *appliance) Reloads() (int64, int64, string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.reloads, a.reloadFailures, a.lastReloadErr
+	if a.watcher == nil {
+		return 0, 0, ""
+	}
+	st := a.watcher.Stats()
+	return int64(st.Reloads), int64(st.Failures), st.LastError
 }
 
-// loadPolicy loads and activates the configured bundle.
-func loadPolicy(cfg *Config) (*shield.Policy, error) {
+// loadOptions are the bundle load options of the configuration (the signing key).
+func loadOptions(cfg *Config) (policy.LoadOptions, error) {
 	opt := policy.LoadOptions{}
 	if cfg.Policy.PublicKey != "" {
 		text, err := os.ReadFile(cfg.Policy.PublicKey)
 		if err != nil {
-			return nil, fmt.Errorf("read policy public key: %w", err)
+			return opt, fmt.Errorf("read policy public key: %w", err)
 		}
 		pub, err := policy.ParsePublicKey(text)
 		if err != nil {
-			return nil, fmt.Errorf("policy public key %s: %w", cfg.Policy.PublicKey, err)
+			return opt, fmt.Errorf("policy public key %s: %w", cfg.Policy.PublicKey, err)
 		}
 		opt.PublicKey = pub
 	}
+	return opt, nil
+}
+
+// loadPolicy loads and activates the configured bundle.
+func loadPolicy(cfg *Config) (*shield.Policy, error) {
+	_, pol, err := loadBundle(cfg)
+	return pol, err
+}
+
+// loadBundle loads the configured bundle (or the embedded one) and activates it.
+func loadBundle(cfg *Config) (*policy.Bundle, *shield.Policy, error) {
+	opt, err := loadOptions(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
 	var b *policy.Bundle
-	var err error
 	if cfg.Policy.Path == "" {
 		b, err = policy.LoadFS(policies.Default, "default", opt)
 	} else {
 		b, err = policy.Load(cfg.Policy.Path, opt)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("load policy bundle: %w", err)
+		return nil, nil, fmt.Errorf("load policy bundle: %w", err)
 	}
+	pol, err := activate(cfg, b)
+	return b, pol, err
+}
+
+func activate(cfg *Config, b *policy.Bundle) (*shield.Policy, error) {
 	pol, err := bundle.Activate(b, bundle.Options{Workspace: cfg.Policy.Workspace, Home: homeFor(cfg.Policy)})
 	if err != nil {
 		return nil, fmt.Errorf("activate policy bundle %s: %w", b.Source, err)
@@ -170,27 +185,19 @@ func homeFor(p PolicyConfig) string {
 	return ""
 }
 
-// reload re-reads the bundle; on failure the old one keeps serving.
-func (a *appliance) reload(why string) {
-	pol, err := loadPolicy(a.cfg)
+// accept activates a bundle the watcher loaded: it must compile and pass its own tests, or the
+// previous one keeps serving (the watcher logs and counts the error).
+func (a *appliance) accept(b *policy.Bundle) error {
+	pol, err := activate(a.cfg, b)
 	if err == nil {
 		err = a.pipeline.SetPolicy(pol)
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
 	if err != nil {
-		a.reloadFailures++
-		a.lastReloadErr = err.Error()
-		a.reloadFail.Inc()
-		a.log.Error("policy reload rejected; the previous bundle keeps serving", "trigger", why, "error", err.Error())
-		return
+		return err
 	}
-	a.reloads++
-	a.lastReloadErr = ""
-	a.reloadOK.Inc()
-	recordEvent(context.Background(), a.audit, a.log, audit.TypeBundleActivated, map[string]any{"trigger": why,
+	recordEvent(context.Background(), a.audit, a.log, audit.TypeBundleActivated, map[string]any{
 		"bundle_revision": pol.Revision, "bundle_digest": pol.Digest, "rules": pol.RuleCounts})
-	a.log.Info("policy bundle activated", "trigger", why, "revision", pol.Revision, "digest", pol.Digest)
+	return nil
 }
 
 func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
@@ -199,14 +206,14 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	a := &appliance{
-		cfg: cfg, log: log,
-		reloadOK:   prometheus.NewCounter(prometheus.CounterOpts{Name: "shield_policy_reloads_total", Help: "Bundles activated by reload."}),
-		reloadFail: prometheus.NewCounter(prometheus.CounterOpts{Name: "shield_policy_reload_failures_total", Help: "Bundles rejected on reload."}),
-	}
-	reg.MustRegister(a.reloadOK, a.reloadFail)
+	a := &appliance{cfg: cfg, log: log}
+	reg.MustRegister(
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "shield_policy_reloads_total", Help: "Bundles activated by reload."},
+			func() float64 { ok, _, _ := a.Reloads(); return float64(ok) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "shield_policy_reload_failures_total", Help: "Bundles rejected on reload."},
+			func() float64 { _, bad, _ := a.Reloads(); return float64(bad) }))
 
-	pol, err := loadPolicy(cfg)
+	b, pol, err := loadBundle(cfg)
 	if err != nil {
 		return err
 	}
@@ -348,8 +355,25 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 			}
 		}()
 	}
-	stopWatch := a.watchPolicy(ctx)
-	defer stopWatch()
+	if cfg.Policy.Path != "" {
+		opt, _ := loadOptions(cfg) // read successfully above
+		poll := time.Duration(0)
+		if cfg.Policy.Watch != nil && !*cfg.Policy.Watch {
+			poll = -1
+		}
+		w, err := policy.NewWatcher(cfg.Policy.Path, b, policy.WatchOptions{Load: opt, Accept: a.accept, Poll: poll, Logger: log})
+		if err != nil {
+			return err
+		}
+		a.watcher = w
+		if cfg.Policy.Watch == nil || *cfg.Policy.Watch {
+			go func() {
+				if err := w.Run(ctx); err != nil && ctx.Err() == nil {
+					log.Error("policy watcher stopped", "error", err.Error())
+				}
+			}()
+		}
+	}
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -357,7 +381,11 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	for {
 		select {
 		case <-hup:
-			a.reload("SIGHUP")
+			if a.watcher == nil {
+				log.Info("SIGHUP: the embedded bundle has nothing to reload")
+			} else {
+				_ = a.watcher.Reload("SIGHUP") // outcome logged and counted by the watcher
+			}
 		case err := <-errc:
 			gs.Stop()
 			return fmt.Errorf("grpc server: %w", err)
@@ -426,34 +454,6 @@ func closeAll(ls []net.Listener) {
 	for _, l := range ls {
 		_ = l.Close()
 	}
-}
-
-// watchPolicy reloads the bundle when its files change (polling the digest every 2 s; a bundle
-// on disk that stops compiling is rejected by reload and the old one keeps serving).
-func (a *appliance) watchPolicy(ctx context.Context) (stop func()) {
-	if a.cfg.Policy.Path == "" || (a.cfg.Policy.Watch != nil && !*a.cfg.Policy.Watch) {
-		return func() {}
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	go func() {
-		t := time.NewTicker(2 * time.Second)
-		defer t.Stop()
-		last := a.pipeline.Policy().Digest
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			b, err := policy.Load(a.cfg.Policy.Path, policy.LoadOptions{})
-			if err != nil || b.Digest == last {
-				continue
-			}
-			last = b.Digest
-			a.reload("file change")
-		}
-	}()
-	return cancel
 }
 
 // openApprovals opens the tier-3 store under <state-dir>/approvals.
