@@ -31,6 +31,9 @@ const (
 	TypeRecovered Type = "recovered"
 	// TypeAnchored records that a checkpoint was anchored in a transparency log.
 	TypeAnchored Type = "anchored"
+	// TypeAgentEvent records an agent's lifecycle in the engine (ready, refused, started,
+	// crashed, unsandboxed, sub-agent started); payload {"event": name, "detail": …}.
+	TypeAgentEvent Type = "agent_event"
 )
 
 // validType reports whether t is a well-formed type name: 1–64 of [a-z0-9_]. Any such name may

@@ -204,7 +204,7 @@ func TestEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatalf("audit query: %v\n%s", err, qout)
 	}
-	for _, wantRec := range []string{`"sandbox_canary_result"`, `"read_file"`, `"execute_command"`, `"BLOCK"`} {
+	for _, wantRec := range []string{`"sandbox_canary_result"`, `"agent_started"`, `"agent_ready"`, `"read_file"`, `"execute_command"`, `"BLOCK"`} {
 		if !strings.Contains(string(qout), wantRec) {
 			t.Errorf("audit lacks %s", wantRec)
 		}

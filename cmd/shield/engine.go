@@ -234,10 +234,14 @@ type eventRecorder struct{ al auditLog }
 
 func (r eventRecorder) Record(ctx context.Context, typ string, payload any) error {
 	h, ok := r.al.(*auditHandle)
-	if !ok || typ != string(audit.TypeSandboxCanaryResult) {
-		return nil // other engine events are logged, not audited (no record type for them yet)
+	if !ok {
+		return nil
 	}
-	_, err := h.log.Append(ctx, audit.TypeSandboxCanaryResult, payload)
+	if typ == string(audit.TypeSandboxCanaryResult) {
+		_, err := h.log.Append(ctx, audit.TypeSandboxCanaryResult, payload)
+		return err
+	}
+	_, err := h.log.Append(ctx, audit.TypeAgentEvent, map[string]any{"event": typ, "detail": payload})
 	return err
 }
 
