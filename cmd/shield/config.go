@@ -208,10 +208,11 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("listen %q: want host:port: %w", l, err))
 			continue
 		}
-		if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-			errs = append(errs, fmt.Errorf("listen %q: only loopback TCP listeners are allowed (there is no TLS yet)", l))
+		mtls := c.Auth.TLS.CertFile != "" && c.Auth.TLS.ClientCA != ""
+		if ip := net.ParseIP(host); !mtls && (ip == nil || !ip.IsLoopback()) {
+			errs = append(errs, fmt.Errorf("listen %q: without mutual TLS (auth.tls with client_ca) only loopback TCP listeners are allowed", l))
 		}
-		if !c.Dev && c.Auth.TokensFile == "" {
+		if !c.Dev && c.Auth.TokensFile == "" && !mtls {
 			errs = append(errs, fmt.Errorf("listen %q: %w", l, server.ErrInsecureTCP))
 		}
 	}

@@ -282,7 +282,7 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 		log.Warn("DEVELOPMENT MODE: every caller acts with every role, unauthenticated. Never run --dev in production.")
 	}
 	gs := grpc.NewServer(
-		grpc.Creds(server.PeerCredentials()),
+		grpc.Creds(auth.Credentials()),
 		grpc.MaxRecvMsgSize(maxRecvMsgSize(cfg)),
 		grpc.ChainUnaryInterceptor(auth.UnaryInterceptor(), inFlightInterceptor(m)),
 		grpc.ChainStreamInterceptor(auth.StreamInterceptor()),

@@ -5,6 +5,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -53,14 +55,27 @@ type AuthConfig struct {
 	// TokensFile holds bearer tokens for TCP clients, one per line:
 	// "sha256:<hex of the token>|<token> role[,role] name". Lines starting with # are comments.
 	TokensFile string `yaml:"tokens_file"`
+	// TLS serves TCP listeners over TLS and, with ClientCA, requires client certificates
+	// (mTLS): the certificate's first URI SAN (e.g. spiffe://…), else its CN, is the identity.
+	TLS TLSConfig `yaml:"tls"`
+	// CertRoles maps a client-certificate identity to its roles.
+	CertRoles map[string][]string `yaml:"cert_roles"`
 	// Dev lets every caller act with every role (development and tests only; loud at start).
 	Dev bool `yaml:"-"`
+}
+
+// TLSConfig names the server's certificate and the CA its clients' certificates must chain to.
+type TLSConfig struct {
+	CertFile string `yaml:"cert_file"`
+	KeyFile  string `yaml:"key_file"`
+	ClientCA string `yaml:"client_ca"`
 }
 
 // Auth authenticates callers and authorises methods.
 type Auth struct {
 	cfg    AuthConfig
 	tokens []authToken
+	tls    credentials.TransportCredentials // nil: TCP is plain (loopback, tokens)
 }
 
 type authToken struct {
@@ -86,8 +101,42 @@ func NewAuth(cfg AuthConfig) (*Auth, error) {
 			return nil, err
 		}
 	}
+	for k, roles := range a.cfg.CertRoles {
+		if err := checkRoles(roles); err != nil {
+			return nil, fmt.Errorf("auth.cert_roles[%s]: %w", k, err)
+		}
+	}
+	if t := cfg.TLS; t.CertFile != "" || t.KeyFile != "" || t.ClientCA != "" {
+		if t.CertFile == "" || t.KeyFile == "" {
+			return nil, errors.New("auth.tls: cert_file and key_file go together")
+		}
+		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("auth.tls: %w", err)
+		}
+		conf := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13}
+		if t.ClientCA != "" {
+			pem, err := os.ReadFile(t.ClientCA)
+			if err != nil {
+				return nil, fmt.Errorf("auth.tls.client_ca: %w", err)
+			}
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(pem) {
+				return nil, fmt.Errorf("auth.tls.client_ca %s: no PEM certificate", t.ClientCA)
+			}
+			conf.ClientCAs, conf.ClientAuth = pool, tls.RequireAndVerifyClientCert
+		}
+		a.tls = credentials.NewTLS(conf)
+	}
 	return a, nil
 }
+
+// MutualTLS reports whether TCP clients must present a certificate.
+func (a *Auth) MutualTLS() bool { return a.tls != nil && a.cfg.TLS.ClientCA != "" }
+
+// Credentials returns the server's transport credentials: peer credentials on unix sockets,
+// TLS (mutual when a client CA is set) on TCP when configured, plain TCP otherwise.
+func (a *Auth) Credentials() credentials.TransportCredentials { return peerCreds{tcp: a.tls} }
 
 func checkRoles(roles []string) error {
 	for _, r := range roles {
@@ -161,16 +210,21 @@ type PeerCred struct {
 // AuthType implements credentials.AuthInfo.
 func (PeerCred) AuthType() string { return "peercred" }
 
-// peerCreds is transport "security" that records SO_PEERCRED of unix connections and passes
-// TCP connections through unchanged (their callers authenticate with tokens).
-type peerCreds struct{}
+// peerCreds is transport security that records SO_PEERCRED of unix connections and hands TCP
+// connections to TLS when configured (else passes them through: their callers use tokens).
+type peerCreds struct {
+	tcp credentials.TransportCredentials
+}
 
 // PeerCredentials returns the transport credentials that identify unix-socket peers.
 func PeerCredentials() credentials.TransportCredentials { return peerCreds{} }
 
-func (peerCreds) ServerHandshake(c net.Conn) (net.Conn, credentials.AuthInfo, error) {
+func (p peerCreds) ServerHandshake(c net.Conn) (net.Conn, credentials.AuthInfo, error) {
 	uc, ok := c.(*net.UnixConn)
 	if !ok {
+		if p.tcp != nil {
+			return p.tcp.ServerHandshake(c)
+		}
 		return c, nil, nil
 	}
 	raw, err := uc.SyscallConn()
@@ -194,8 +248,8 @@ func (peerCreds) ClientHandshake(ctx context.Context, _ string, c net.Conn) (net
 func (peerCreds) Info() credentials.ProtocolInfo {
 	return credentials.ProtocolInfo{SecurityProtocol: "peercred"}
 }
-func (peerCreds) Clone() credentials.TransportCredentials { return peerCreds{} }
-func (peerCreds) OverrideServerName(string) error         { return nil }
+func (p peerCreds) Clone() credentials.TransportCredentials { return peerCreds{tcp: p.tcp} }
+func (peerCreds) OverrideServerName(string) error           { return nil }
 
 type identityKey struct{}
 
@@ -214,6 +268,16 @@ func (a *Auth) authenticate(ctx context.Context) identity {
 			roles := append([]string(nil), a.cfg.UnixRoles[strconv.FormatUint(uint64(pc.UID), 10)]...)
 			roles = append(roles, a.cfg.UnixRoles["gid:"+strconv.FormatUint(uint64(pc.GID), 10)]...)
 			return identity{name: "uid:" + strconv.FormatUint(uint64(pc.UID), 10), roles: roles}
+		}
+		if ti, ok := p.AuthInfo.(credentials.TLSInfo); ok && len(ti.State.VerifiedChains) > 0 && len(ti.State.VerifiedChains[0]) > 0 {
+			leaf := ti.State.VerifiedChains[0][0]
+			id := leaf.Subject.CommonName
+			if len(leaf.URIs) > 0 {
+				id = leaf.URIs[0].String()
+			}
+			if id != "" {
+				return identity{name: "cert:" + id, roles: a.cfg.CertRoles[id]}
+			}
 		}
 	}
 	md, _ := metadata.FromIncomingContext(ctx)
@@ -294,4 +358,4 @@ func Identity(ctx context.Context) string {
 }
 
 // ErrInsecureTCP is returned for a TCP listener without tokens outside dev mode.
-var ErrInsecureTCP = errors.New("a TCP listener needs bearer tokens (auth.tokens_file) or --dev")
+var ErrInsecureTCP = errors.New("a TCP listener needs mutual TLS (auth.tls with client_ca) or bearer tokens (auth.tokens_file), or --dev")
