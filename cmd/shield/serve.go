@@ -271,6 +271,17 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 		return err
 	}
 	a.pipeline = p
+	// The watcher exists before any request can ask for reload counts.
+	if cfg.Policy.Path != "" {
+		opt, _ := loadOptions(cfg) // read successfully above
+		poll := time.Duration(0)
+		if cfg.Policy.Watch != nil && !*cfg.Policy.Watch {
+			poll = -1
+		}
+		if a.watcher, err = policy.NewWatcher(cfg.Policy.Path, b, policy.WatchOptions{Load: opt, Accept: a.accept, Poll: poll, Logger: log}); err != nil {
+			return err
+		}
+	}
 
 	authCfg := cfg.Auth
 	authCfg.Dev = cfg.Dev
@@ -355,24 +366,12 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 			}
 		}()
 	}
-	if cfg.Policy.Path != "" {
-		opt, _ := loadOptions(cfg) // read successfully above
-		poll := time.Duration(0)
-		if cfg.Policy.Watch != nil && !*cfg.Policy.Watch {
-			poll = -1
-		}
-		w, err := policy.NewWatcher(cfg.Policy.Path, b, policy.WatchOptions{Load: opt, Accept: a.accept, Poll: poll, Logger: log})
-		if err != nil {
-			return err
-		}
-		a.watcher = w
-		if cfg.Policy.Watch == nil || *cfg.Policy.Watch {
-			go func() {
-				if err := w.Run(ctx); err != nil && ctx.Err() == nil {
-					log.Error("policy watcher stopped", "error", err.Error())
-				}
-			}()
-		}
+	if w := a.watcher; w != nil && (cfg.Policy.Watch == nil || *cfg.Policy.Watch) {
+		go func() {
+			if err := w.Run(ctx); err != nil && ctx.Err() == nil {
+				log.Error("policy watcher stopped", "error", err.Error())
+			}
+		}()
 	}
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
