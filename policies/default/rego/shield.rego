@@ -243,6 +243,13 @@ deny contains finding("recon.network-scan", sprintf("%s scans networks", [c.name
 	data.shield.lists.scanners[c.name]
 }
 
+deny contains finding("recon.address-sweep", "the command probes a range of addresses in a loop") if {
+	some c in input.commands
+	c.name in {"ping", "fping", "nc", "ncat", "netcat", "telnet", "curl", "wget", "ssh", "host", "dig", "nmap", "arping"}
+	some a in c.args
+	regex.match(`^([0-9]{1,3}\.){2,3}\$`, a)
+}
+
 deny contains finding("recon.port-sweep", "the command probes many hosts or ports in a loop") if {
 	some c in input.commands
 	c.name in {"nc", "ncat", "netcat"}
