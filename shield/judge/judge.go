@@ -1,11 +1,3 @@
-// Package judge is Tier 2 of the decision pipeline: an LLM asked about calls that tiers 0–1 left
-// at ESCALATE. The call is given to the model as data between per-request random delimiters, and
-// the model must answer strict JSON echoing a per-request nonce. Anything else — bad JSON, a
-// missing nonce, an unknown decision, a refusal, a timeout, an HTTP error, an exhausted budget —
-// becomes the configured fallback (ESCALATE to a human, or BLOCK), never ALLOW; an ALLOW below
-// the confidence threshold becomes ESCALATE.
-//
-// judge imports shield (it implements shield.Tier); cmd/shield wires it.
 package judge
 
 import (
@@ -25,6 +17,7 @@ import (
 	"unicode"
 
 	"github.com/hashicorp/golang-lru/v2/expirable"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/shieldsec/shield/shield"
 )
@@ -53,6 +46,10 @@ type Config struct {
 	CacheTTL time.Duration `yaml:"cache_ttl"`
 	// MaxOutputTokens asked of the model. Default 300.
 	MaxOutputTokens int `yaml:"max_output_tokens"`
+	// ReviewClasses are action classes whose calls the judge should see even when tiers 0–1
+	// allow them. The judge does not act on this list itself: the service merges it into the
+	// pipeline's Policy.ReviewClasses (see Judge.ReviewClasses).
+	ReviewClasses []string `yaml:"review_classes"`
 }
 
 // Validate checks the configuration.
@@ -80,6 +77,20 @@ func (c Config) Validate() error {
 	if c.Timeout < 0 {
 		errs = append(errs, errors.New("judge.timeout must not be negative"))
 	}
+	if c.MaxCallsPerMinute < -1 {
+		errs = append(errs, errors.New("judge.max_calls_per_minute must be -1 (unlimited), 0 (default) or positive"))
+	}
+	if c.MaxTokensPerDay < -1 {
+		errs = append(errs, errors.New("judge.max_tokens_per_day must be -1 (unlimited), 0 (default) or positive"))
+	}
+	if c.MaxOutputTokens < 0 {
+		errs = append(errs, errors.New("judge.max_output_tokens must not be negative"))
+	}
+	for _, rc := range c.ReviewClasses {
+		if strings.TrimSpace(rc) == "" {
+			errs = append(errs, errors.New("judge.review_classes has an empty class"))
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -96,12 +107,69 @@ type Judge struct {
 	day         time.Time
 	tokensToday int64
 	now         func() time.Time
+
+	outcomes *prometheus.CounterVec // nil without WithRegisterer
+	tokens   prometheus.Counter
+}
+
+// Option adjusts a Judge built by New.
+type Option func(*Judge) error
+
+// WithHTTPClient replaces the HTTP client (default: a client with no timeout of its own; the
+// judgement's context bounds every request).
+func WithHTTPClient(c *http.Client) Option {
+	return func(j *Judge) error {
+		if c == nil {
+			return errors.New("judge: nil HTTP client")
+		}
+		j.client = c
+		return nil
+	}
+}
+
+// WithClock replaces time.Now for the rate and budget windows (tests).
+func WithClock(now func() time.Time) Option {
+	return func(j *Judge) error {
+		if now == nil {
+			return errors.New("judge: nil clock")
+		}
+		j.now = now
+		return nil
+	}
+}
+
+// WithRegisterer registers the judge's counters with reg:
+// shield_judge_outcomes_total{outcome} (allow, block, escalate, low_confidence, cached, fallback_*)
+// and shield_judge_tokens_total (tokens the API reported).
+func WithRegisterer(reg prometheus.Registerer) Option {
+	return func(j *Judge) error {
+		if reg == nil {
+			return errors.New("judge: nil registerer")
+		}
+		j.outcomes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "shield_judge_outcomes_total",
+			Help: "Tier-2 judgements by outcome."}, []string{"outcome"})
+		j.tokens = prometheus.NewCounter(prometheus.CounterOpts{Name: "shield_judge_tokens_total",
+			Help: "Tokens the model APIs reported for tier-2 judgements (input + output)."})
+		if err := reg.Register(j.outcomes); err != nil {
+			return fmt.Errorf("register judge metrics: %w", err)
+		}
+		if err := reg.Register(j.tokens); err != nil {
+			return fmt.Errorf("register judge metrics: %w", err)
+		}
+		return nil
+	}
+}
+
+func (j *Judge) count(outcome string) {
+	if j.outcomes != nil {
+		j.outcomes.WithLabelValues(outcome).Inc()
+	}
 }
 
 var _ shield.Tier = (*Judge)(nil)
 
 // New validates cfg, fills defaults and returns a judge.
-func New(cfg Config) (*Judge, error) {
+func New(cfg Config, opts ...Option) (*Judge, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -127,6 +195,11 @@ func New(cfg Config) (*Judge, error) {
 		cfg.MaxOutputTokens = 300
 	}
 	j := &Judge{cfg: cfg, client: &http.Client{}, now: time.Now}
+	for _, o := range opts {
+		if err := o(j); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.APIKeyEnv != "" {
 		j.key = os.Getenv(cfg.APIKeyEnv)
 	}
@@ -142,10 +215,20 @@ func (j *Judge) Level() int { return shield.TierJudge }
 // Name implements shield.Tier.
 func (j *Judge) Name() string { return "judge" }
 
+// ReviewClasses returns the configured classes for review, for Policy.ReviewClasses.
+func (j *Judge) ReviewClasses() map[string]bool {
+	m := make(map[string]bool, len(j.cfg.ReviewClasses))
+	for _, c := range j.cfg.ReviewClasses {
+		m[c] = true
+	}
+	return m
+}
+
 func (j *Judge) label() string { return j.cfg.Provider + "/" + j.cfg.Model }
 
 // fallback is the finding every failure becomes.
-func (j *Judge) fallback(why string) shield.Result {
+func (j *Judge) fallback(outcome, why string) shield.Result {
+	j.count("fallback_" + outcome)
 	d := shield.Escalate
 	if j.cfg.Fallback == "block" {
 		d = shield.Block
@@ -163,11 +246,15 @@ func (j *Judge) Evaluate(ctx context.Context, in *shield.Input) (shield.Result, 
 			key += "|" + strings.Join(in.Prior.Rules, ",")
 		}
 		if r, ok := j.cache.Get(key); ok {
+			j.count("cached")
 			return r, nil
 		}
 	}
-	if why := j.admit(); why != "" {
-		return j.fallback(why), nil
+	if in.Call == nil {
+		return j.fallback("input", "no call to judge"), nil
+	}
+	if outcome, why := j.admit(); why != "" {
+		return j.fallback(outcome, why), nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, j.cfg.Timeout)
 	defer cancel()
@@ -177,13 +264,23 @@ func (j *Judge) Evaluate(ctx context.Context, in *shield.Input) (shield.Result, 
 	j.spend(tokens)
 	if err != nil {
 		if ctx.Err() != nil {
-			return j.fallback("timed out"), nil
+			return j.fallback("timeout", "timed out"), nil
 		}
-		return j.fallback(err.Error()), nil
+		var ae *apiError
+		if errors.As(err, &ae) {
+			return j.fallback(ae.outcome, ae.why), nil
+		}
+		// Transport errors name the endpoint; the agent is told only that it failed.
+		return j.fallback("transport", "the model API could not be reached"), nil
 	}
 	res, why := j.parse(text, nonce)
 	if why != "" {
-		return j.fallback(why), nil
+		return j.fallback("answer", why), nil
+	}
+	if f := res.Findings[0]; f.Decision == shield.Escalate && strings.HasPrefix(f.Reason, "judge allowed with confidence") {
+		j.count("low_confidence")
+	} else {
+		j.count(strings.ToLower(f.Decision.String()))
 	}
 	if key != "" {
 		j.cache.Add(key, res)
@@ -192,7 +289,7 @@ func (j *Judge) Evaluate(ctx context.Context, in *shield.Input) (shield.Result, 
 }
 
 // admit applies the rate and budget limits.
-func (j *Judge) admit() string {
+func (j *Judge) admit() (outcome, why string) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	now := j.now()
@@ -203,16 +300,22 @@ func (j *Judge) admit() string {
 		j.day, j.tokensToday = now, 0
 	}
 	if j.cfg.MaxCallsPerMinute > 0 && j.callsInMin >= j.cfg.MaxCallsPerMinute {
-		return "rate limit reached"
+		return "rate", "rate limit reached"
 	}
 	if j.cfg.MaxTokensPerDay > 0 && j.tokensToday >= j.cfg.MaxTokensPerDay {
-		return "daily token budget exhausted"
+		return "budget", "daily token budget exhausted"
 	}
 	j.callsInMin++
-	return ""
+	return "", ""
 }
 
 func (j *Judge) spend(tokens int64) {
+	if tokens < 0 {
+		tokens = 0
+	}
+	if j.tokens != nil {
+		j.tokens.Add(float64(tokens))
+	}
 	j.mu.Lock()
 	j.tokensToday += tokens
 	j.mu.Unlock()
@@ -321,6 +424,11 @@ func sanitize(s string) string {
 	return strings.TrimSpace(s)
 }
 
+// apiError is a failure whose description is safe to show the agent.
+type apiError struct{ outcome, why string }
+
+func (e *apiError) Error() string { return e.why }
+
 // maxBody bounds a model's HTTP answer.
 const maxBody = 1 << 20
 
@@ -362,13 +470,13 @@ func (j *Judge) complete(ctx context.Context, system, user string) (string, int6
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	if err != nil {
-		return "", 0, fmt.Errorf("read answer: %w", err)
+		return "", 0, &apiError{"transport", "the model API answer could not be read"}
 	}
 	if len(b) > maxBody {
-		return "", 0, errors.New("answer larger than 1 MiB")
+		return "", 0, &apiError{"oversize", "the model API answer is larger than 1 MiB"}
 	}
 	if resp.StatusCode/100 != 2 {
-		return "", 0, fmt.Errorf("HTTP %d", resp.StatusCode)
+		return "", 0, &apiError{"http", fmt.Sprintf("the model API answered HTTP %d", resp.StatusCode)}
 	}
 	if j.cfg.Provider == "anthropic" {
 		var a struct {
@@ -383,7 +491,7 @@ func (j *Judge) complete(ctx context.Context, system, user string) (string, int6
 			} `json:"usage"`
 		}
 		if err := json.Unmarshal(b, &a); err != nil {
-			return "", 0, errors.New("malformed API answer")
+			return "", 0, &apiError{"answer", "the model API answer is malformed"}
 		}
 		var text strings.Builder
 		for _, c := range a.Content {
@@ -392,7 +500,7 @@ func (j *Judge) complete(ctx context.Context, system, user string) (string, int6
 			}
 		}
 		if a.StopReason == "refusal" {
-			return "", a.Usage.InputTokens + a.Usage.OutputTokens, errors.New("the model refused")
+			return "", a.Usage.InputTokens + a.Usage.OutputTokens, &apiError{"refusal", "the model refused"}
 		}
 		return text.String(), a.Usage.InputTokens + a.Usage.OutputTokens, nil
 	}
@@ -409,11 +517,11 @@ func (j *Judge) complete(ctx context.Context, system, user string) (string, int6
 		} `json:"usage"`
 	}
 	if err := json.Unmarshal(b, &o); err != nil || len(o.Choices) == 0 {
-		return "", 0, errors.New("malformed API answer")
+		return "", 0, &apiError{"answer", "the model API answer is malformed"}
 	}
 	tokens := o.Usage.PromptTokens + o.Usage.CompletionTokens
 	if o.Choices[0].Message.Refusal != nil && *o.Choices[0].Message.Refusal != "" {
-		return "", tokens, errors.New("the model refused")
+		return "", tokens, &apiError{"refusal", "the model refused"}
 	}
 	return o.Choices[0].Message.Content, tokens, nil
 }
