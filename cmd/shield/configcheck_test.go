@@ -1,25 +1,179 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
-func TestConfigCheck(t *testing.T) {
-	if code, out, errs := runCmd(t, "", "config", "check", "../../deploy/shield.yaml"); code != 0 || !strings.Contains(out, "ok") {
-		t.Fatalf("the shipped example config: %d %q %q", code, out, errs)
+const exampleConfig = "../../deploy/shield.yaml"
+
+func TestExampleConfigValid(t *testing.T) {
+	t.Setenv("STATE_DIRECTORY", "/var/lib/shield")
+	cfg, err := loadConfig(exampleConfig)
+	if err != nil {
+		t.Fatalf("loadConfig: %v", err)
 	}
+	cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	if cfg.StateDir != "/var/lib/shield" || cfg.Socket != "/var/lib/shield/shield.sock" {
+		t.Errorf("state dir %q, socket %q: want the systemd state directory", cfg.StateDir, cfg.Socket)
+	}
+	if cfg.Judge != nil {
+		t.Errorf("the example enables the judge; it must stay off by default")
+	}
+	if cfg.Auth.UnixRoles != nil {
+		t.Errorf("the example sets auth.unix_roles (%v), which would replace the default roles", cfg.Auth.UnixRoles)
+	}
+	// Keys the example sets to their zero value must decode to the zero value: the example
+	// documents the defaults, it must not change them.
+	zero := &Config{}
+	zero.withDefaults()
+	w := true
+	zero.Policy.Watch = &w
+	if diff := cmp.Diff(zero, cfg, cmp.FilterPath(func(p cmp.Path) bool {
+		return p.Last().Type().Kind() == reflect.Slice || p.Last().Type().Kind() == reflect.Map
+	}, cmp.Ignore())); diff != "" {
+		t.Errorf("example config differs from the defaults (-default +example):\n%s", diff)
+	}
+}
+
+// TestExampleConfigDocumentsEveryKey walks Config's YAML keys: each must appear in the example,
+// set or commented out, so a new key cannot go undocumented.
+func TestExampleConfigDocumentsEveryKey(t *testing.T) {
+	data, err := os.ReadFile(exampleConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range yamlKeys(reflect.TypeOf(Config{}), "") {
+		leaf := key[strings.LastIndex(key, ".")+1:]
+		if !regexp.MustCompile(`(?m)^[ #]*` + regexp.QuoteMeta(leaf) + `:`).Match(data) {
+			t.Errorf("key %s is not in %s", key, exampleConfig)
+		}
+	}
+}
+
+// TestExampleJudgeBlock uncomments the example's judge section and checks it is a valid one.
+func TestExampleJudgeBlock(t *testing.T) {
+	data, err := os.ReadFile(exampleConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(data), "\n# judge:\n")
+	if !ok {
+		t.Fatal("no commented-out judge section in the example")
+	}
+	var b strings.Builder
+	b.WriteString("judge:\n")
+	for _, l := range strings.Split(block, "\n") {
+		if strings.HasPrefix(l, "#   ") && !strings.HasPrefix(l, "#   #") {
+			b.WriteString(strings.TrimPrefix(l, "#") + "\n")
+		}
+	}
+	path := filepath.Join(t.TempDir(), "judge.yaml")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if problems := checkConfigFile(path); len(problems) > 0 {
+		t.Fatalf("uncommented judge section:\n%s\nproblems: %q", b.String(), problems)
+	}
+	cfg, err := loadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Judge == nil || cfg.Judge.Fallback != "escalate" || cfg.Judge.Model == "" {
+		t.Errorf("judge section decoded to %+v", cfg.Judge)
+	}
+}
+
+// yamlKeys lists the dotted YAML keys of a struct type, descending into nested structs (not into
+// maps or slices).
+func yamlKeys(t reflect.Type, prefix string) []string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	var keys []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "-" || name == "" || !f.IsExported() {
+			continue
+		}
+		keys = append(keys, prefix+name)
+		ft := f.Type
+		for ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		if ft.Kind() == reflect.Struct && ft.PkgPath() != "time" {
+			keys = append(keys, yamlKeys(ft, prefix+name+".")...)
+		}
+	}
+	return keys
+}
+
+func TestConfigCheckCommand(t *testing.T) {
 	dir := t.TempDir()
-	bad := filepath.Join(dir, "bad.yaml")
-	os.WriteFile(bad, []byte("pipeline:\n  timeout: 1s\n  tiemout: 2s\n"), 0o600)
-	if code, _, errs := runCmd(t, "", "config", "check", bad); code != 1 || !strings.Contains(errs, "tiemout") {
-		t.Errorf("unknown key: %d %q", code, errs)
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
 	}
-	invalid := filepath.Join(dir, "invalid.yaml")
-	os.WriteFile(invalid, []byte("listen: [\"0.0.0.0:9000\"]\nlog:\n  level: loud\n"), 0o600)
-	if code, _, errs := runCmd(t, "", "config", "check", invalid); code != 1 || !strings.Contains(errs, "loopback") || !strings.Contains(errs, "loud") {
-		t.Errorf("invalid values: %d %q", code, errs)
+	unknown := write("unknown.yaml", "state_dir: /x\nlisen: [127.0.0.1:1]\nlog:\n  formatt: json\n")
+	invalid := write("invalid.yaml", "listen: [\"0.0.0.0:8443\"]\nmetrics_listen: 10.0.0.1:9464\nlog:\n  level: loud\npipeline:\n  cache_size: -2\n")
+	badType := write("type.yaml", "pipeline:\n  timeout: soon\n")
+	empty := write("empty.yaml", "")
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantOut  []string // substrings, one problem each
+		wantErr  string
+	}{
+		{name: "example", args: []string{"config", "check", exampleConfig}, wantCode: 0, wantOut: []string{"ok"}},
+		{name: "empty file", args: []string{"config", "check", empty}, wantCode: 0, wantOut: []string{"ok"}},
+		{name: "unknown keys all reported", args: []string{"config", "check", unknown}, wantCode: 1,
+			wantOut: []string{"field lisen not found", "field formatt not found"}},
+		{name: "every invalid value reported", args: []string{"config", "check", invalid}, wantCode: 1,
+			wantOut: []string{`listen "0.0.0.0:8443"`, "metrics_listen", "log.level", "pipeline.cache_size"}},
+		{name: "wrong type", args: []string{"config", "check", badType}, wantCode: 1, wantOut: []string{"soon"}},
+		{name: "missing file", args: []string{"config", "check", filepath.Join(dir, "absent.yaml")}, wantCode: 1,
+			wantOut: []string{"read config"}},
+		{name: "no file", args: []string{"config", "check"}, wantCode: 2, wantErr: "usage"},
+		{name: "two files", args: []string{"config", "check", empty, empty}, wantCode: 2, wantErr: "usage"},
+		{name: "unknown subcommand", args: []string{"config", "lint", empty}, wantCode: 2, wantErr: "usage"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := runMain(context.Background(), &cmdEnv{stdin: strings.NewReader(""), stdout: &out, stderr: &errb}, tc.args)
+			if code != tc.wantCode {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tc.wantCode, out.String(), errb.String())
+			}
+			lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+			for _, w := range tc.wantOut {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("stdout lacks %q:\n%s", w, out.String())
+				}
+			}
+			if tc.wantCode == 1 && len(lines) < len(tc.wantOut) {
+				t.Errorf("%d problem lines for %d expected problems:\n%s", len(lines), len(tc.wantOut), out.String())
+			}
+			if tc.wantCode == 1 && strings.Contains(out.String(), "ok\n") {
+				t.Errorf("printed ok along with problems:\n%s", out.String())
+			}
+			if !strings.Contains(errb.String(), tc.wantErr) {
+				t.Errorf("stderr lacks %q: %s", tc.wantErr, errb.String())
+			}
+		})
 	}
 }
