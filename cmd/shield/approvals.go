@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -22,7 +25,7 @@ func init() {
 	register(&command{name: "approvals", summary: "list, show, approve, deny or watch human approval requests", run: runApprovals})
 }
 
-const approvalsUsage = `list|show ID|approve ID|deny ID|watch [--addr ADDR] [--state-dir DIR] [--token-env VAR] [--comment TEXT] [--json]`
+const approvalsUsage = `list|show ID|approve ID|deny ID|watch [--addr ADDR] [--state-dir DIR] [--token-env VAR] [--comment TEXT] [--for DURATION] [--json]`
 
 // dialService connects to a running service: --addr (unix:///path or host:port), else the unix
 // socket in the state dir. A bearer token is read from the environment variable named by tokenEnv.
@@ -55,6 +58,7 @@ func runApprovals(ctx context.Context, env *cmdEnv, args []string) error {
 	stateDir := fs.String("state-dir", "./var", "state directory of the service")
 	tokenEnv := fs.String("token-env", "SHIELD_TOKEN", "environment variable holding a bearer token (TCP)")
 	comment := fs.String("comment", "", "comment recorded with approve/deny")
+	grant := fs.Duration("for", 0, "with approve: a scoped grant, allowing the same call in the same session for this long (at most 24h) instead of once")
 	asJSON := fs.Bool("json", false, "print JSON")
 	// Flags may come before or after the id.
 	var pos []string
@@ -102,8 +106,9 @@ func runApprovals(ctx context.Context, env *cmdEnv, args []string) error {
 		tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tTOOL\tCLASS\tSESSION\tCALLER\tEXPIRES\tWHY")
 		for _, a := range r.GetApprovals() {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.GetId(), a.GetTool(), a.GetActionClass(), a.GetSessionId(), a.GetCaller(),
-				time.Until(a.GetExpires().AsTime()).Round(time.Second), strings.Join(a.GetRules(), ","))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", approvalsSafe(a.GetId()), approvalsSafe(a.GetTool()), approvalsSafe(a.GetActionClass()),
+				approvalsSafe(a.GetSessionId()), approvalsSafe(a.GetCaller()),
+				time.Until(a.GetExpires().AsTime()).Round(time.Second), approvalsSafe(strings.Join(a.GetRules(), ",")))
 		}
 		return tw.Flush()
 	case "show":
@@ -121,7 +126,11 @@ func runApprovals(ctx context.Context, env *cmdEnv, args []string) error {
 		if err != nil {
 			return err
 		}
-		a, err := c.Resolve(cctx, &shieldv1.ResolveApprovalRequest{Id: id, Approve: sub == "approve", Comment: *comment})
+		if *grant < 0 || (*grant > 0 && sub != "approve") || *grant%time.Second != 0 {
+			return usageError{"--for takes a whole number of seconds and only applies to approve"}
+		}
+		a, err := c.Resolve(cctx, &shieldv1.ResolveApprovalRequest{Id: id, Approve: sub == "approve", Comment: *comment,
+			GrantSeconds: int64(*grant / time.Second)})
 		if err != nil {
 			return err
 		}
@@ -147,15 +156,47 @@ func runApprovals(ctx context.Context, env *cmdEnv, args []string) error {
 	return nil
 }
 
+// approvalsSafe escapes control and format characters: every field of a request may come from
+// the agent, and must not drive the approver's terminal (escape sequences, bidi overrides).
+func approvalsSafe(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r == utf8.RuneError || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			b.WriteString(strconv.QuoteRune(r))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// approvalsSafeLines is approvalsSafe keeping line breaks.
+func approvalsSafeLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = approvalsSafe(l)
+	}
+	return strings.Join(lines, "\n")
+}
+
 func printApproval(w io.Writer, a *shieldv1.Approval) {
+	pretty := a.GetArgumentsJson()
 	var args any
-	_ = json.Unmarshal([]byte(a.GetArgumentsJson()), &args)
-	pretty, _ := json.MarshalIndent(args, "  ", "  ")
+	if json.Unmarshal([]byte(pretty), &args) == nil {
+		if b, err := json.MarshalIndent(args, "  ", "  "); err == nil {
+			pretty = string(b)
+		}
+	}
 	fmt.Fprintf(w, "%s  %s  (%d of %d approvals)\n  tool:     %s (%s)\n  session:  %s  agent: %s  caller: %s\n  why:      %s\n  rules:    %s\n  created:  %s  expires: %s\n  arguments:\n  %s\n",
-		a.GetId(), strings.ToUpper(a.GetState()), len(a.GetApprovers()), a.GetNeedApprovers(), a.GetTool(), a.GetActionClass(),
-		a.GetSessionId(), a.GetAgentId(), a.GetCaller(), a.GetReason(), strings.Join(a.GetRules(), ", "),
-		a.GetCreated().AsTime().Format(time.RFC3339), a.GetExpires().AsTime().Format(time.RFC3339), pretty)
+		approvalsSafe(a.GetId()), strings.ToUpper(approvalsSafe(a.GetState())), len(a.GetApprovers()), a.GetNeedApprovers(),
+		approvalsSafe(a.GetTool()), approvalsSafe(a.GetActionClass()),
+		approvalsSafe(a.GetSessionId()), approvalsSafe(a.GetAgentId()), approvalsSafe(a.GetCaller()), approvalsSafe(a.GetReason()),
+		approvalsSafe(strings.Join(a.GetRules(), ", ")),
+		a.GetCreated().AsTime().Format(time.RFC3339), a.GetExpires().AsTime().Format(time.RFC3339), approvalsSafeLines(pretty))
+	if a.GetGrantUntil() != nil {
+		fmt.Fprintf(w, "  granted until: %s (same call, same session)\n", a.GetGrantUntil().AsTime().Format(time.RFC3339))
+	}
 	if a.GetResolver() != "" {
-		fmt.Fprintf(w, "  resolved by %s: %s\n", a.GetResolver(), a.GetComment())
+		fmt.Fprintf(w, "  resolved by %s: %s\n", approvalsSafe(a.GetResolver()), approvalsSafe(a.GetComment()))
 	}
 }

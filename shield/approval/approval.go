@@ -4,7 +4,9 @@
 // bound to the exact action hash and session, single-use and expiring, and the agent, session or
 // caller that asked can never approve its own request. A request nobody answers in time is denied.
 // The runtime re-submits the call after approval; the tier then consumes the approval and allows
-// that one call.
+// that one call (or, under a scoped grant, allows the same call in that session until the grant
+// ends). A denial (or a time-out) blocks the same call in the same session from then on; another
+// session asks again.
 //
 // approval imports shield (it implements shield.Tier); shield/server and cmd/shield use it.
 package approval
@@ -22,6 +24,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,30 +41,42 @@ const (
 	Approved State = "approved"
 	Denied   State = "denied"
 	Used     State = "used"
+	// Expired marks an approval that was granted but not used before its grant ran out.
+	Expired State = "expired"
 )
+
+// MaxGrant bounds a scoped grant.
+const MaxGrant = 24 * time.Hour
 
 // Approval is one request for a human decision.
 type Approval struct {
-	ID          string          `json:"id"`
-	ActionHash  string          `json:"action_hash"`
-	Tool        string          `json:"tool"`
-	ActionClass string          `json:"action_class"`
-	Arguments   json.RawMessage `json:"arguments"`
-	SessionID   string          `json:"session_id"`
-	AgentID     string          `json:"agent_id"`
-	Caller      string          `json:"caller"`
-	Runtime     string          `json:"runtime"`
-	Rules       []string        `json:"rules"`
-	Reason      string          `json:"reason"`
-	Created     time.Time       `json:"created"`
-	Expires     time.Time       `json:"expires"`
-	State       State           `json:"state"`
-	Approvers   []string        `json:"approvers,omitempty"`
-	Resolver    string          `json:"resolver,omitempty"`
-	Comment     string          `json:"comment,omitempty"`
-	ResolvedAt  time.Time       `json:"resolved_at,omitzero"`
+	ID          string            `json:"id"`
+	ActionHash  string            `json:"action_hash"`
+	Tool        string            `json:"tool"`
+	ActionClass string            `json:"action_class"`
+	Arguments   json.RawMessage   `json:"arguments"`
+	SessionID   string            `json:"session_id"`
+	AgentID     string            `json:"agent_id"`
+	Caller      string            `json:"caller"`
+	Runtime     string            `json:"runtime"`
+	CallID      string            `json:"call_id,omitempty"`
+	Cwd         string            `json:"cwd,omitempty"`
+	Labels      map[string]string `json:"labels,omitempty"`
+	Rules       []string          `json:"rules"`
+	Reason      string            `json:"reason"`
+	Created     time.Time         `json:"created"`
+	Expires     time.Time         `json:"expires"`
+	State       State             `json:"state"`
+	Approvers   []string          `json:"approvers,omitempty"`
+	Resolver    string            `json:"resolver,omitempty"`
+	Comment     string            `json:"comment,omitempty"`
+	ResolvedAt  time.Time         `json:"resolved_at,omitzero"`
 	// NeedApprovers is 2 under the two-person rule, else 1.
 	NeedApprovers int `json:"need_approvers"`
+	// GrantUntil, when set on an approved request, is a scoped grant: the same call (same action
+	// hash, so same tool and exact arguments) in the same session is allowed until then, not
+	// just once. Zero means single use.
+	GrantUntil time.Time `json:"grant_until,omitzero"`
 }
 
 // Recorder writes approval events to the audit trail ("approval_requested", "approval_resolved").
@@ -248,13 +263,18 @@ func (s *Service) expire() {
 			return err
 		}
 		for _, a := range as {
-			if a.State == Pending && !now.Before(a.Expires) {
-				a.State, a.Resolver, a.Comment, a.ResolvedAt = Denied, "timeout", "no decision in time", now
-				if err := put(tx, a); err != nil {
-					return err
-				}
-				expired = append(expired, a)
+			switch {
+			case a.State == Pending && !now.Before(a.Expires):
+				a.State, a.Resolver, a.Comment, a.ResolvedAt = Denied, "timeout", "timed out: no decision in time", now
+			case a.State == Approved && !now.Before(a.useBy()):
+				a.State = Expired
+			default:
+				continue
 			}
+			if err := put(tx, a); err != nil {
+				return err
+			}
+			expired = append(expired, a)
 		}
 		return nil
 	})
@@ -277,10 +297,30 @@ func newID() string {
 	return "apr_" + hex.EncodeToString(b)
 }
 
-// Resolve approves or denies a pending request as resolver (an authenticated identity).
+// useBy is when an approved request can no longer be used.
+func (a *Approval) useBy() time.Time {
+	if a.GrantUntil.After(a.Expires) {
+		return a.GrantUntil
+	}
+	return a.Expires
+}
+
+// Resolve approves or denies a pending request as resolver (an authenticated identity). An
+// approval is single use.
 func (s *Service) Resolve(ctx context.Context, id string, approve bool, comment, resolver string) (*Approval, error) {
+	return s.ResolveGrant(ctx, id, approve, comment, resolver, 0)
+}
+
+// ResolveGrant is Resolve with a scoped grant: grant > 0 (at most MaxGrant) allows the same call
+// (same tool and exact arguments) in the same session for that long instead of once. The grant
+// starts when the last needed approver approves; under the two-person rule that approver's
+// grant counts.
+func (s *Service) ResolveGrant(ctx context.Context, id string, approve bool, comment, resolver string, grant time.Duration) (*Approval, error) {
 	if resolver == "" {
 		return nil, errors.New("approval: resolver identity is required")
+	}
+	if grant < 0 || grant > MaxGrant {
+		return nil, fmt.Errorf("approval: grant %v outside [0, %v]", grant, MaxGrant)
 	}
 	var out *Approval
 	err := s.db.Update(func(tx *bolt.Tx) error {
@@ -291,6 +331,9 @@ func (s *Service) Resolve(ctx context.Context, id string, approve bool, comment,
 		now := s.now()
 		if a.State != Pending {
 			return fmt.Errorf("%w (it is %s)", ErrNotPending, a.State)
+		}
+		if !approve && grant > 0 {
+			return errors.New("approval: a grant duration only applies to an approval")
 		}
 		if !now.Before(a.Expires) {
 			return fmt.Errorf("%w (it expired)", ErrNotPending)
@@ -307,6 +350,11 @@ func (s *Service) Resolve(ctx context.Context, id string, approve bool, comment,
 			a.Approvers = append(a.Approvers, resolver)
 			if len(a.Approvers) >= a.NeedApprovers {
 				a.State = Approved
+				// The approved call must be re-submitted within one timeout of the decision.
+				a.Expires = now.Add(s.cfg.Timeout)
+				if grant > 0 {
+					a.GrantUntil = now.Add(grant)
+				}
 			}
 		}
 		a.Resolver, a.Comment = resolver, comment
@@ -440,23 +488,40 @@ func (t *Tier) Evaluate(ctx context.Context, in *shield.Input) (shield.Result, e
 		if err != nil {
 			return err
 		}
-		var pending *Approval
+		// as is oldest first: the latest request for this call in this session decides.
+		var pending, denied *Approval
 		for _, a := range as {
 			if a.ActionHash != in.ActionHash || a.SessionID != in.Call.Context.SessionID {
 				continue
 			}
 			switch {
-			case a.State == Approved && now.Before(a.Expires):
-				a.State = Used
-				if err := put(tx, a); err != nil {
-					return err
+			case a.State == Approved && now.Before(a.useBy()):
+				if a.GrantUntil.IsZero() {
+					a.State = Used
+					if err := put(tx, a); err != nil {
+						return err
+					}
 				}
 				res = shield.Result{EscalationID: a.ID, Findings: []shield.Finding{{Decision: shield.Allow, Rule: "approval:" + a.ID,
-					Reason: "approved by " + a.Resolver}}}
+					Reason: "approved by " + strings.Join(a.Approvers, ", ")}}}
 				return nil
 			case a.State == Pending && now.Before(a.Expires):
-				pending = a
+				pending, denied = a, nil
+			case a.State == Denied:
+				pending, denied = nil, a
+			case a.State == Used || a.State == Expired:
+				// A consumed or lapsed grant ends an earlier denial: the call asks again.
+				denied = nil
 			}
+		}
+		if denied != nil {
+			reason := "denied by a human (request " + denied.ID + ")"
+			if denied.Resolver == "timeout" {
+				reason = "no human decision in time (request " + denied.ID + ")"
+			}
+			res = shield.Result{EscalationID: denied.ID, Findings: []shield.Finding{{Decision: shield.Block, Rule: "approval:" + denied.ID,
+				Reason: reason}}}
+			return nil
 		}
 		if pending != nil {
 			res = shield.Result{EscalationID: pending.ID, Findings: []shield.Finding{{Decision: shield.Escalate, Rule: "approval:pending",
@@ -466,6 +531,7 @@ func (t *Tier) Evaluate(ctx context.Context, in *shield.Input) (shield.Result, e
 		c := in.Call
 		a := &Approval{ID: newID(), ActionHash: in.ActionHash, Tool: c.Tool, Arguments: json.RawMessage(c.Arguments),
 			SessionID: c.Context.SessionID, AgentID: c.Context.AgentID, Caller: c.Context.Caller, Runtime: c.Context.Runtime,
+			CallID: c.ID, Cwd: c.Context.Cwd, Labels: c.Context.Labels,
 			Created: now, Expires: now.Add(s.cfg.Timeout), State: Pending, NeedApprovers: 1}
 		if in.Action != nil {
 			a.ActionClass = in.Action.Class

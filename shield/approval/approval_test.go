@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/shieldsec/shield/shield"
 	"github.com/shieldsec/shield/shield/normalize"
 )
@@ -115,10 +117,18 @@ func TestApprovalDenyExpireTwoPersonRestart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "a.db")
 	s := open(t, Config{Path: path, Timeout: 300 * time.Millisecond, TwoPersonClasses: []string{"file_delete"}})
 
-	// Deny: the request is resolved; the same call asks again (a new request).
+	// Deny: the re-submitted call is blocked in that session; another session asks again.
 	_, id := eval(t, s, in("d", "s1", "exec"))
 	if a, err := s.Resolve(context.Background(), id, false, "no", "uid:2000"); err != nil || a.State != Denied {
 		t.Fatalf("deny: %v %v", a, err)
+	}
+	for range 2 {
+		if d, did := eval(t, s, in("d", "s1", "exec")); d != shield.Block || did != id {
+			t.Errorf("after deny: %s %q, want BLOCK citing %q", d, did, id)
+		}
+	}
+	if d, _ := eval(t, s, in("d", "s2", "exec")); d != shield.Escalate {
+		t.Errorf("denial leaked to another session: %s", d)
 	}
 
 	// Expiry: nobody answers; Await returns the denial.
@@ -131,6 +141,9 @@ func TestApprovalDenyExpireTwoPersonRestart(t *testing.T) {
 	}
 	if _, err := s.Resolve(context.Background(), id, true, "", "uid:2000"); !errors.Is(err, ErrNotPending) {
 		t.Errorf("approving an expired request: %v", err)
+	}
+	if d, _ := eval(t, s, in("e", "s1", "exec")); d != shield.Block {
+		t.Errorf("after time-out: %s, want BLOCK", d)
 	}
 
 	// Two-person rule.
@@ -201,5 +214,68 @@ func TestApprovalDryRunAndWebhook(t *testing.T) {
 			t.Fatal("webhook never called")
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestApprovalScopedGrantAndExpiredGrant(t *testing.T) {
+	s := open(t, Config{Timeout: time.Minute})
+	// The sweeper reads the clock concurrently: guard it.
+	var clockMu sync.Mutex
+	now := time.Now()
+	s.now = func() time.Time { clockMu.Lock(); defer clockMu.Unlock(); return now }
+	set := func(tm time.Time) { clockMu.Lock(); now = tm; clockMu.Unlock() }
+	i := in("g", "s1", "exec")
+	i.Call.ID = "call-7"
+	i.Call.Context.Labels = map[string]string{"team": "infra"}
+	_, id := eval(t, s, i)
+	if _, err := s.ResolveGrant(context.Background(), id, false, "", "uid:2000", time.Hour); err == nil {
+		t.Error("a deny with a grant duration was accepted")
+	}
+	if _, err := s.ResolveGrant(context.Background(), id, true, "", "uid:2000", MaxGrant+time.Second); err == nil {
+		t.Error("a grant longer than MaxGrant was accepted")
+	}
+	a, err := s.ResolveGrant(context.Background(), id, true, "for the deploy", "uid:2000", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Approval{ID: id, ActionHash: "g", Tool: "Bash", ActionClass: "exec", Arguments: i.Call.Arguments,
+		SessionID: "s1", AgentID: "agent-1", Caller: "uid:1000", CallID: "call-7", Labels: map[string]string{"team": "infra"},
+		Rules: []string{"cel:exec.privileged-service-change"}, Reason: "restarts a system service as root",
+		Created: now, Expires: now.Add(time.Minute), State: Approved, Approvers: []string{"uid:2000"}, Resolver: "uid:2000",
+		Comment: "for the deploy", ResolvedAt: now, NeedApprovers: 1, GrantUntil: now.Add(time.Hour)}
+	if diff := cmp.Diff(want, a); diff != "" {
+		t.Errorf("approval (-want +got):\n%s", diff)
+	}
+	// Within the grant the same call is allowed repeatedly; after it, the call asks again.
+	for _, at := range []time.Duration{0, time.Minute, 59 * time.Minute} {
+		set(a.ResolvedAt.Add(at))
+		if d, gid := eval(t, s, i); d != shield.Allow || gid != id {
+			t.Errorf("at +%v: %s %q, want ALLOW by %q", at, d, gid, id)
+		}
+	}
+	if d, _ := eval(t, s, in("g", "s2", "exec")); d != shield.Escalate {
+		t.Errorf("grant leaked to another session: %s", d)
+	}
+	set(a.ResolvedAt.Add(time.Hour))
+	s.expire()
+	if got, _ := s.Get(id); got.State != Expired {
+		t.Errorf("grant after its end: %s, want expired", got.State)
+	}
+	if d, nid := eval(t, s, i); d != shield.Escalate || nid == id {
+		t.Errorf("after the grant: %s %q, want a new request", d, nid)
+	}
+
+	// A single-use approval that is never used expires one timeout after the decision.
+	_, id = eval(t, s, in("u", "s1", "exec"))
+	if _, err := s.Resolve(context.Background(), id, true, "", "uid:2000"); err != nil {
+		t.Fatal(err)
+	}
+	set(s.now().Add(time.Minute))
+	s.expire()
+	if got, _ := s.Get(id); got.State != Expired {
+		t.Errorf("unused approval: %s, want expired", got.State)
+	}
+	if d, _ := eval(t, s, in("u", "s1", "exec")); d != shield.Escalate {
+		t.Errorf("unused expired approval: %s, want ESCALATE", d)
 	}
 }

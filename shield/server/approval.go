@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -47,12 +48,20 @@ func approvalError(err error) error {
 }
 
 func approvalToProto(a *approval.Approval) *shieldv1.Approval {
-	return &shieldv1.Approval{
+	p := &shieldv1.Approval{
 		Id: a.ID, State: string(a.State), ActionHash: a.ActionHash, Tool: a.Tool, ActionClass: a.ActionClass,
 		ArgumentsJson: string(a.Arguments), SessionId: a.SessionID, AgentId: a.AgentID, Caller: a.Caller,
 		Rules: a.Rules, Reason: a.Reason, Created: timestamppb.New(a.Created), Expires: timestamppb.New(a.Expires),
 		Approvers: a.Approvers, Resolver: a.Resolver, Comment: a.Comment, NeedApprovers: int32(a.NeedApprovers),
+		CallId: a.CallID, Cwd: a.Cwd, Labels: a.Labels, Runtime: a.Runtime,
 	}
+	if !a.ResolvedAt.IsZero() {
+		p.ResolvedAt = timestamppb.New(a.ResolvedAt)
+	}
+	if !a.GrantUntil.IsZero() {
+		p.GrantUntil = timestamppb.New(a.GrantUntil)
+	}
+	return p
 }
 
 // ListPending implements shieldv1.ApprovalServiceServer.
@@ -89,7 +98,17 @@ func (a *ApprovalService) Resolve(ctx context.Context, req *shieldv1.ResolveAppr
 	if len(req.GetComment()) > 4096 {
 		return nil, status.Error(codes.InvalidArgument, "comment longer than 4096 bytes")
 	}
-	x, err := a.s.Resolve(ctx, req.GetId(), req.GetApprove(), req.GetComment(), who)
+	g := req.GetGrantSeconds()
+	if g < 0 || g > int64(approval.MaxGrant/time.Second) {
+		return nil, status.Errorf(codes.InvalidArgument, "grant_seconds must be in [0, %d]", int64(approval.MaxGrant/time.Second))
+	}
+	if g > 0 && !req.GetApprove() {
+		return nil, status.Error(codes.InvalidArgument, "grant_seconds only applies to an approval")
+	}
+	if req.GetId() == "" {
+		return nil, status.Error(codes.InvalidArgument, "id is required")
+	}
+	x, err := a.s.ResolveGrant(ctx, req.GetId(), req.GetApprove(), req.GetComment(), who, time.Duration(g)*time.Second)
 	if err != nil {
 		return nil, approvalError(err)
 	}

@@ -27,7 +27,7 @@ const (
 type Approval struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	// "pending", "approved", "denied" or "used".
+	// "pending", "approved", "denied", "used" or "expired" (granted, never used in time).
 	State         string                 `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
 	ActionHash    string                 `protobuf:"bytes,3,opt,name=action_hash,json=actionHash,proto3" json:"action_hash,omitempty"`
 	Tool          string                 `protobuf:"bytes,4,opt,name=tool,proto3" json:"tool,omitempty"`
@@ -44,6 +44,13 @@ type Approval struct {
 	Resolver      string                 `protobuf:"bytes,15,opt,name=resolver,proto3" json:"resolver,omitempty"`
 	Comment       string                 `protobuf:"bytes,16,opt,name=comment,proto3" json:"comment,omitempty"`
 	NeedApprovers int32                  `protobuf:"varint,17,opt,name=need_approvers,json=needApprovers,proto3" json:"need_approvers,omitempty"`
+	ResolvedAt    *timestamppb.Timestamp `protobuf:"bytes,18,opt,name=resolved_at,json=resolvedAt,proto3" json:"resolved_at,omitempty"`
+	// Set when the approval is a scoped grant: the same call in the same session is allowed until then.
+	GrantUntil    *timestamppb.Timestamp `protobuf:"bytes,19,opt,name=grant_until,json=grantUntil,proto3" json:"grant_until,omitempty"`
+	CallId        string                 `protobuf:"bytes,20,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	Cwd           string                 `protobuf:"bytes,21,opt,name=cwd,proto3" json:"cwd,omitempty"`
+	Labels        map[string]string      `protobuf:"bytes,22,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Runtime       string                 `protobuf:"bytes,23,opt,name=runtime,proto3" json:"runtime,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -197,6 +204,48 @@ func (x *Approval) GetNeedApprovers() int32 {
 	return 0
 }
 
+func (x *Approval) GetResolvedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ResolvedAt
+	}
+	return nil
+}
+
+func (x *Approval) GetGrantUntil() *timestamppb.Timestamp {
+	if x != nil {
+		return x.GrantUntil
+	}
+	return nil
+}
+
+func (x *Approval) GetCallId() string {
+	if x != nil {
+		return x.CallId
+	}
+	return ""
+}
+
+func (x *Approval) GetCwd() string {
+	if x != nil {
+		return x.Cwd
+	}
+	return ""
+}
+
+func (x *Approval) GetLabels() map[string]string {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
+}
+
+func (x *Approval) GetRuntime() string {
+	if x != nil {
+		return x.Runtime
+	}
+	return ""
+}
+
 type ListPendingApprovalsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -322,10 +371,13 @@ func (x *GetApprovalRequest) GetId() string {
 }
 
 type ResolveApprovalRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	Approve       bool                   `protobuf:"varint,2,opt,name=approve,proto3" json:"approve,omitempty"`
-	Comment       string                 `protobuf:"bytes,3,opt,name=comment,proto3" json:"comment,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Id      string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Approve bool                   `protobuf:"varint,2,opt,name=approve,proto3" json:"approve,omitempty"`
+	Comment string                 `protobuf:"bytes,3,opt,name=comment,proto3" json:"comment,omitempty"`
+	// With approve, a scoped grant instead of a single use: the same call in the same session is
+	// allowed for this many seconds (at most 86400). 0 means single use.
+	GrantSeconds  int64 `protobuf:"varint,4,opt,name=grant_seconds,json=grantSeconds,proto3" json:"grant_seconds,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -379,6 +431,13 @@ func (x *ResolveApprovalRequest) GetComment() string {
 		return x.Comment
 	}
 	return ""
+}
+
+func (x *ResolveApprovalRequest) GetGrantSeconds() int64 {
+	if x != nil {
+		return x.GrantSeconds
+	}
+	return 0
 }
 
 type WatchApprovalsRequest struct {
@@ -465,7 +524,7 @@ var File_shield_v1_approval_proto protoreflect.FileDescriptor
 
 const file_shield_v1_approval_proto_rawDesc = "" +
 	"\n" +
-	"\x18shield/v1/approval.proto\x12\tshield.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x96\x04\n" +
+	"\x18shield/v1/approval.proto\x12\tshield.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc9\x06\n" +
 	"\bApproval\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\tR\x05state\x12\x1f\n" +
@@ -486,16 +545,28 @@ const file_shield_v1_approval_proto_rawDesc = "" +
 	"\tapprovers\x18\x0e \x03(\tR\tapprovers\x12\x1a\n" +
 	"\bresolver\x18\x0f \x01(\tR\bresolver\x12\x18\n" +
 	"\acomment\x18\x10 \x01(\tR\acomment\x12%\n" +
-	"\x0eneed_approvers\x18\x11 \x01(\x05R\rneedApprovers\"\x1d\n" +
+	"\x0eneed_approvers\x18\x11 \x01(\x05R\rneedApprovers\x12;\n" +
+	"\vresolved_at\x18\x12 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"resolvedAt\x12;\n" +
+	"\vgrant_until\x18\x13 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"grantUntil\x12\x17\n" +
+	"\acall_id\x18\x14 \x01(\tR\x06callId\x12\x10\n" +
+	"\x03cwd\x18\x15 \x01(\tR\x03cwd\x127\n" +
+	"\x06labels\x18\x16 \x03(\v2\x1f.shield.v1.Approval.LabelsEntryR\x06labels\x12\x18\n" +
+	"\aruntime\x18\x17 \x01(\tR\aruntime\x1a9\n" +
+	"\vLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x1d\n" +
 	"\x1bListPendingApprovalsRequest\"Q\n" +
 	"\x1cListPendingApprovalsResponse\x121\n" +
 	"\tapprovals\x18\x01 \x03(\v2\x13.shield.v1.ApprovalR\tapprovals\"$\n" +
 	"\x12GetApprovalRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"\\\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"\x81\x01\n" +
 	"\x16ResolveApprovalRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
 	"\aapprove\x18\x02 \x01(\bR\aapprove\x12\x18\n" +
-	"\acomment\x18\x03 \x01(\tR\acomment\"\x17\n" +
+	"\acomment\x18\x03 \x01(\tR\acomment\x12#\n" +
+	"\rgrant_seconds\x18\x04 \x01(\x03R\fgrantSeconds\"\x17\n" +
 	"\x15WatchApprovalsRequest\"&\n" +
 	"\x14AwaitDecisionRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id2\xf8\x02\n" +
@@ -518,7 +589,7 @@ func file_shield_v1_approval_proto_rawDescGZIP() []byte {
 	return file_shield_v1_approval_proto_rawDescData
 }
 
-var file_shield_v1_approval_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_shield_v1_approval_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_shield_v1_approval_proto_goTypes = []any{
 	(*Approval)(nil),                     // 0: shield.v1.Approval
 	(*ListPendingApprovalsRequest)(nil),  // 1: shield.v1.ListPendingApprovalsRequest
@@ -527,27 +598,31 @@ var file_shield_v1_approval_proto_goTypes = []any{
 	(*ResolveApprovalRequest)(nil),       // 4: shield.v1.ResolveApprovalRequest
 	(*WatchApprovalsRequest)(nil),        // 5: shield.v1.WatchApprovalsRequest
 	(*AwaitDecisionRequest)(nil),         // 6: shield.v1.AwaitDecisionRequest
-	(*timestamppb.Timestamp)(nil),        // 7: google.protobuf.Timestamp
+	nil,                                  // 7: shield.v1.Approval.LabelsEntry
+	(*timestamppb.Timestamp)(nil),        // 8: google.protobuf.Timestamp
 }
 var file_shield_v1_approval_proto_depIdxs = []int32{
-	7, // 0: shield.v1.Approval.created:type_name -> google.protobuf.Timestamp
-	7, // 1: shield.v1.Approval.expires:type_name -> google.protobuf.Timestamp
-	0, // 2: shield.v1.ListPendingApprovalsResponse.approvals:type_name -> shield.v1.Approval
-	1, // 3: shield.v1.ApprovalService.ListPending:input_type -> shield.v1.ListPendingApprovalsRequest
-	3, // 4: shield.v1.ApprovalService.Get:input_type -> shield.v1.GetApprovalRequest
-	4, // 5: shield.v1.ApprovalService.Resolve:input_type -> shield.v1.ResolveApprovalRequest
-	5, // 6: shield.v1.ApprovalService.Watch:input_type -> shield.v1.WatchApprovalsRequest
-	6, // 7: shield.v1.ApprovalService.AwaitDecision:input_type -> shield.v1.AwaitDecisionRequest
-	2, // 8: shield.v1.ApprovalService.ListPending:output_type -> shield.v1.ListPendingApprovalsResponse
-	0, // 9: shield.v1.ApprovalService.Get:output_type -> shield.v1.Approval
-	0, // 10: shield.v1.ApprovalService.Resolve:output_type -> shield.v1.Approval
-	0, // 11: shield.v1.ApprovalService.Watch:output_type -> shield.v1.Approval
-	0, // 12: shield.v1.ApprovalService.AwaitDecision:output_type -> shield.v1.Approval
-	8, // [8:13] is the sub-list for method output_type
-	3, // [3:8] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	8,  // 0: shield.v1.Approval.created:type_name -> google.protobuf.Timestamp
+	8,  // 1: shield.v1.Approval.expires:type_name -> google.protobuf.Timestamp
+	8,  // 2: shield.v1.Approval.resolved_at:type_name -> google.protobuf.Timestamp
+	8,  // 3: shield.v1.Approval.grant_until:type_name -> google.protobuf.Timestamp
+	7,  // 4: shield.v1.Approval.labels:type_name -> shield.v1.Approval.LabelsEntry
+	0,  // 5: shield.v1.ListPendingApprovalsResponse.approvals:type_name -> shield.v1.Approval
+	1,  // 6: shield.v1.ApprovalService.ListPending:input_type -> shield.v1.ListPendingApprovalsRequest
+	3,  // 7: shield.v1.ApprovalService.Get:input_type -> shield.v1.GetApprovalRequest
+	4,  // 8: shield.v1.ApprovalService.Resolve:input_type -> shield.v1.ResolveApprovalRequest
+	5,  // 9: shield.v1.ApprovalService.Watch:input_type -> shield.v1.WatchApprovalsRequest
+	6,  // 10: shield.v1.ApprovalService.AwaitDecision:input_type -> shield.v1.AwaitDecisionRequest
+	2,  // 11: shield.v1.ApprovalService.ListPending:output_type -> shield.v1.ListPendingApprovalsResponse
+	0,  // 12: shield.v1.ApprovalService.Get:output_type -> shield.v1.Approval
+	0,  // 13: shield.v1.ApprovalService.Resolve:output_type -> shield.v1.Approval
+	0,  // 14: shield.v1.ApprovalService.Watch:output_type -> shield.v1.Approval
+	0,  // 15: shield.v1.ApprovalService.AwaitDecision:output_type -> shield.v1.Approval
+	11, // [11:16] is the sub-list for method output_type
+	6,  // [6:11] is the sub-list for method input_type
+	6,  // [6:6] is the sub-list for extension type_name
+	6,  // [6:6] is the sub-list for extension extendee
+	0,  // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_shield_v1_approval_proto_init() }
@@ -561,7 +636,7 @@ func file_shield_v1_approval_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_shield_v1_approval_proto_rawDesc), len(file_shield_v1_approval_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   7,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
