@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -60,8 +61,9 @@ func (c Config) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("judge.provider %q: use openai or anthropic", c.Provider))
 	}
-	if !strings.HasPrefix(c.BaseURL, "https://") && !strings.HasPrefix(c.BaseURL, "http://") {
-		errs = append(errs, fmt.Errorf("judge.base_url %q: want an http(s) URL", c.BaseURL))
+	if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" ||
+		u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		errs = append(errs, fmt.Errorf("judge.base_url %q: want an http(s) URL with a host and no credentials, query or fragment", c.BaseURL))
 	}
 	if c.Model == "" {
 		errs = append(errs, errors.New("judge.model is required"))
@@ -194,7 +196,10 @@ func New(cfg Config, opts ...Option) (*Judge, error) {
 	if cfg.MaxOutputTokens == 0 {
 		cfg.MaxOutputTokens = 300
 	}
-	j := &Judge{cfg: cfg, client: &http.Client{}, now: time.Now}
+	// Redirects are not followed: a redirect would resend the prompt, and for 307/308 the
+	// x-api-key header, to wherever the answer points. A 3xx becomes the fallback.
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	j := &Judge{cfg: cfg, client: client, now: time.Now}
 	for _, o := range opts {
 		if err := o(j); err != nil {
 			return nil, err
@@ -202,6 +207,9 @@ func New(cfg Config, opts ...Option) (*Judge, error) {
 	}
 	if cfg.APIKeyEnv != "" {
 		j.key = os.Getenv(cfg.APIKeyEnv)
+		if j.key == "" {
+			return nil, fmt.Errorf("judge.api_key_env: environment variable %s is empty or unset", cfg.APIKeyEnv)
+		}
 	}
 	if cfg.CacheTTL > 0 {
 		j.cache = expirable.NewLRU[string, shield.Result](4096, nil, cfg.CacheTTL)
@@ -434,12 +442,12 @@ const maxBody = 1 << 20
 
 // complete asks the model and returns its text and the tokens spent.
 func (j *Judge) complete(ctx context.Context, system, user string) (string, int64, error) {
-	var url string
+	var endpoint string
 	var body any
 	headers := map[string]string{"Content-Type": "application/json"}
 	switch j.cfg.Provider {
 	case "anthropic":
-		url = strings.TrimSuffix(j.cfg.BaseURL, "/") + "/v1/messages"
+		endpoint = strings.TrimSuffix(j.cfg.BaseURL, "/") + "/v1/messages"
 		body = map[string]any{"model": j.cfg.Model, "max_tokens": j.cfg.MaxOutputTokens, "system": system,
 			"messages": []any{map[string]any{"role": "user", "content": user}}}
 		headers["anthropic-version"] = "2023-06-01"
@@ -447,7 +455,7 @@ func (j *Judge) complete(ctx context.Context, system, user string) (string, int6
 			headers["x-api-key"] = j.key
 		}
 	default:
-		url = strings.TrimSuffix(j.cfg.BaseURL, "/") + "/chat/completions"
+		endpoint = strings.TrimSuffix(j.cfg.BaseURL, "/") + "/chat/completions"
 		body = map[string]any{"model": j.cfg.Model, "max_tokens": j.cfg.MaxOutputTokens, "temperature": 0,
 			"response_format": map[string]any{"type": "json_object"},
 			"messages":        []any{map[string]any{"role": "system", "content": system}, map[string]any{"role": "user", "content": user}}}
@@ -456,7 +464,7 @@ func (j *Judge) complete(ctx context.Context, system, user string) (string, int6
 		}
 	}
 	raw, _ := json.Marshal(body)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(raw))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(raw))
 	if err != nil {
 		return "", 0, err
 	}
