@@ -255,6 +255,7 @@ func (j *Judge) Evaluate(ctx context.Context, in *shield.Input) (shield.Result, 
 		}
 		if r, ok := j.cache.Get(key); ok {
 			j.count("cached")
+			r.Findings = append([]shield.Finding(nil), r.Findings...) // callers may modify theirs
 			return r, nil
 		}
 	}
@@ -365,7 +366,7 @@ func prompt(in *shield.Input, nonce, delim string) (string, string) {
 	}
 	b, _ := json.MarshalIndent(data, "", "  ")
 	if len(b) > 32<<10 {
-		b = append(b[:32<<10], []byte("\n…[truncated]")...)
+		b = append(bytes.ToValidUTF8(b[:32<<10], nil), []byte("\n…[truncated]")...)
 	}
 	user := delim + "-BEGIN\n" + string(b) + "\n" + delim + "-END\nRespond with the JSON object, nonce " + nonce + "."
 	return system, user
