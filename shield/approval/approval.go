@@ -17,6 +17,7 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -122,7 +123,51 @@ type Service struct {
 	closeOnce sync.Once
 }
 
-var bucket = []byte("approvals")
+// Buckets: approvals by id (JSON), and two indexes kept in the same transactions so that
+// evaluating a call and sweeping expiries do not scan the whole history:
+//   - byCall: action hash, 0, session, 0, created (8 bytes big-endian ns), id → empty
+//   - open:   id → empty, for pending and approved requests (those that can still change by time)
+var (
+	bucket       = []byte("approvals")
+	byCallBucket = []byte("by_call")
+	openBucket   = []byte("open")
+)
+
+func callPrefix(hash, session string) []byte {
+	return []byte(hash + "\x00" + session + "\x00")
+}
+
+func callKey(a *Approval) []byte {
+	k := callPrefix(a.ActionHash, a.SessionID)
+	k = binary.BigEndian.AppendUint64(k, uint64(a.Created.UnixNano()))
+	return append(k, a.ID...)
+}
+
+// initBuckets creates the buckets and, for a store written before the indexes existed, builds them.
+func initBuckets(tx *bolt.Tx) error {
+	if _, err := tx.CreateBucketIfNotExists(bucket); err != nil {
+		return err
+	}
+	build := tx.Bucket(byCallBucket) == nil || tx.Bucket(openBucket) == nil
+	for _, b := range [][]byte{byCallBucket, openBucket} {
+		if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+			return err
+		}
+	}
+	if !build {
+		return nil
+	}
+	as, err := all(tx)
+	if err != nil {
+		return err
+	}
+	for _, a := range as {
+		if err := put(tx, a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // Open opens (or creates) the store and starts the expiry sweeper.
 func Open(cfg Config) (*Service, error) {
@@ -139,7 +184,7 @@ func Open(cfg Config) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open approval store: %w", err)
 	}
-	if err := db.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucketIfNotExists(bucket); return err }); err != nil {
+	if err := db.Update(initBuckets); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -188,7 +233,51 @@ func put(tx *bolt.Tx, a *Approval) error {
 	if err != nil {
 		return err
 	}
-	return tx.Bucket(bucket).Put([]byte(a.ID), b)
+	if err := tx.Bucket(bucket).Put([]byte(a.ID), b); err != nil {
+		return err
+	}
+	if err := tx.Bucket(byCallBucket).Put(callKey(a), nil); err != nil {
+		return err
+	}
+	if a.State == Pending || a.State == Approved {
+		return tx.Bucket(openBucket).Put([]byte(a.ID), nil)
+	}
+	return tx.Bucket(openBucket).Delete([]byte(a.ID))
+}
+
+// forCall returns the requests for one action in one session, oldest first.
+func forCall(tx *bolt.Tx, hash, session string) ([]*Approval, error) {
+	var out []*Approval
+	prefix := callPrefix(hash, session)
+	c := tx.Bucket(byCallBucket).Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		if len(k) < len(prefix)+8 {
+			return nil, fmt.Errorf("corrupt index key %q", k)
+		}
+		a, err := get(tx, string(k[len(prefix)+8:]))
+		if err != nil {
+			return nil, err
+		}
+		// A session id holding NUL could share a prefix with another: check the fields.
+		if a.ActionHash == hash && a.SessionID == session {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+// openOnes returns the pending and approved requests.
+func openOnes(tx *bolt.Tx) ([]*Approval, error) {
+	var out []*Approval
+	err := tx.Bucket(openBucket).ForEach(func(k, _ []byte) error {
+		a, err := get(tx, string(k))
+		if err != nil {
+			return err
+		}
+		out = append(out, a)
+		return nil
+	})
+	return out, err
 }
 
 func get(tx *bolt.Tx, id string) (*Approval, error) {
@@ -258,7 +347,7 @@ func (s *Service) expire() {
 	var expired []*Approval
 	now := s.now()
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		as, err := all(tx)
+		as, err := openOnes(tx)
 		if err != nil {
 			return err
 		}
@@ -455,6 +544,10 @@ func (s *Service) webhook(a *Approval) {
 	}()
 }
 
+// errReadOnly ends an update transaction that changed nothing: bbolt rolls it back instead of
+// committing (no write, no fsync).
+var errReadOnly = errors.New("no change")
+
 // Tier is the tier-3 view of the service.
 type Tier struct{ s *Service }
 
@@ -484,7 +577,7 @@ func (t *Tier) Evaluate(ctx context.Context, in *shield.Input) (shield.Result, e
 	var created *Approval
 	now := s.now()
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		as, err := all(tx)
+		as, err := forCall(tx, in.ActionHash, in.Call.Context.SessionID)
 		if err != nil {
 			return err
 		}
@@ -496,15 +589,14 @@ func (t *Tier) Evaluate(ctx context.Context, in *shield.Input) (shield.Result, e
 			}
 			switch {
 			case a.State == Approved && now.Before(a.useBy()):
-				if a.GrantUntil.IsZero() {
-					a.State = Used
-					if err := put(tx, a); err != nil {
-						return err
-					}
-				}
 				res = shield.Result{EscalationID: a.ID, Findings: []shield.Finding{{Decision: shield.Allow, Rule: "approval:" + a.ID,
 					Reason: "approved by " + strings.Join(a.Approvers, ", ")}}}
-				return nil
+				if a.GrantUntil.IsZero() {
+					// Single use: the ALLOW stands only if this commit does.
+					a.State = Used
+					return put(tx, a)
+				}
+				return errReadOnly
 			case a.State == Pending && now.Before(a.Expires):
 				pending, denied = a, nil
 			case a.State == Denied:
@@ -521,12 +613,12 @@ func (t *Tier) Evaluate(ctx context.Context, in *shield.Input) (shield.Result, e
 			}
 			res = shield.Result{EscalationID: denied.ID, Findings: []shield.Finding{{Decision: shield.Block, Rule: "approval:" + denied.ID,
 				Reason: reason}}}
-			return nil
+			return errReadOnly
 		}
 		if pending != nil {
 			res = shield.Result{EscalationID: pending.ID, Findings: []shield.Finding{{Decision: shield.Escalate, Rule: "approval:pending",
 				Reason: "waiting for a human decision on " + pending.ID}}}
-			return nil
+			return errReadOnly
 		}
 		c := in.Call
 		a := &Approval{ID: newID(), ActionHash: in.ActionHash, Tool: c.Tool, Arguments: json.RawMessage(c.Arguments),
@@ -547,7 +639,7 @@ func (t *Tier) Evaluate(ctx context.Context, in *shield.Input) (shield.Result, e
 			Reason: "a human must approve this call (request " + a.ID + ")"}}}
 		return put(tx, a)
 	})
-	if err != nil {
+	if err != nil && !errors.Is(err, errReadOnly) {
 		return shield.Result{}, fmt.Errorf("approval store: %w", err)
 	}
 	if created != nil {

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/shieldsec/shield/shield"
 	"github.com/shieldsec/shield/shield/normalize"
@@ -277,5 +279,66 @@ func TestApprovalScopedGrantAndExpiredGrant(t *testing.T) {
 	}
 	if d, _ := eval(t, s, in("u", "s1", "exec")); d != shield.Escalate {
 		t.Errorf("unused expired approval: %s, want ESCALATE", d)
+	}
+}
+
+// TestApprovalIndexRebuilt: a store that has only the approvals bucket (the first layout) gets
+// its indexes on open, so its pending request is found again.
+func TestApprovalIndexRebuilt(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	s := open(t, Config{Path: path})
+	_, id := eval(t, s, in("old", "s1", "exec"))
+	s.Close()
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{byCallBucket, openBucket} {
+			if err := tx.DeleteBucket(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2 := open(t, Config{Path: path})
+	if d, id2 := eval(t, s2, in("old", "s1", "exec")); d != shield.Escalate || id2 != id {
+		t.Errorf("after rebuild: %s %q, want the pending %q", d, id2, id)
+	}
+}
+
+// BenchmarkApprovalEvaluate measures tier 3 on a call with a pending request, with 10,000 other
+// requests in the store.
+func BenchmarkApprovalEvaluate(b *testing.B) {
+	s, err := Open(Config{Path: filepath.Join(b.TempDir(), "bench.db")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		for i := range 10000 {
+			a := &Approval{ID: newID(), ActionHash: fmt.Sprintf("h%d", i), SessionID: "s", State: Denied, Created: time.Now()}
+			if err := put(tx, a); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	i := in("target", "s1", "exec")
+	if _, err := s.Tier().Evaluate(context.Background(), i); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := s.Tier().Evaluate(context.Background(), i); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
