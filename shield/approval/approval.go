@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -107,6 +108,7 @@ var (
 	ErrNotPending   = errors.New("approval is no longer pending")
 	ErrSelfApproval = errors.New("the requester cannot approve its own request")
 	ErrSameApprover = errors.New("this approver already approved; the two-person rule needs someone else")
+	ErrAudit        = errors.New("approval: recording the decision in the audit log failed")
 )
 
 // Service stores approvals and resolves them.
@@ -176,6 +178,15 @@ func Open(cfg Config) (*Service, error) {
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 15 * time.Minute
+	}
+	if cfg.WebhookURL != "" {
+		u, err := url.Parse(cfg.WebhookURL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return nil, fmt.Errorf("approval: webhook URL %q: want http(s)://host/...", cfg.WebhookURL)
+		}
+		if len(cfg.WebhookSecret) < 16 {
+			return nil, errors.New("approval: the webhook secret must be at least 16 bytes")
+		}
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
@@ -451,12 +462,21 @@ func (s *Service) ResolveGrant(ctx context.Context, id string, approve bool, com
 			a.ResolvedAt = now
 		}
 		out = a
-		return put(tx, a)
+		if err := put(tx, a); err != nil {
+			return err
+		}
+		// The decision is audited before it takes effect: if the audit log cannot take it, the
+		// transaction rolls back and the request stays as it was.
+		if s.cfg.Recorder != nil {
+			if err := s.cfg.Recorder.Record(context.WithoutCancel(ctx), "approval_resolved", a); err != nil {
+				return fmt.Errorf("%w: %w", ErrAudit, err)
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	s.record(ctx, "approval_resolved", out)
 	s.notify()
 	return out, nil
 }

@@ -177,6 +177,43 @@ func TestApprovalDenyExpireTwoPersonRestart(t *testing.T) {
 	}
 }
 
+type failingRecorder struct{}
+
+func (failingRecorder) Record(context.Context, string, any) error { return errors.New("disk full") }
+
+// TestApprovalResolveNeedsAudit: a decision the audit log cannot record does not take effect.
+func TestApprovalResolveNeedsAudit(t *testing.T) {
+	s := open(t, Config{Recorder: failingRecorder{}})
+	_, id := eval(t, s, in("a", "s1", "exec"))
+	if _, err := s.Resolve(context.Background(), id, true, "", "uid:2000"); !errors.Is(err, ErrAudit) {
+		t.Fatalf("resolve with a failing audit log: %v, want ErrAudit", err)
+	}
+	if a, _ := s.Get(id); a.State != Pending || len(a.Approvers) != 0 {
+		t.Errorf("after failed audit: %s %v, want pending with no approver", a.State, a.Approvers)
+	}
+	if d, _ := eval(t, s, in("a", "s1", "exec")); d != shield.Escalate {
+		t.Errorf("call after failed audit: %s, want ESCALATE", d)
+	}
+}
+
+func TestApprovalWebhookConfig(t *testing.T) {
+	for _, tc := range []struct {
+		name, url string
+		secret    string
+	}{
+		{"no scheme", "example.test/hook", "0123456789abcdef"},
+		{"file scheme", "file:///etc/passwd", "0123456789abcdef"},
+		{"short secret", "https://hooks.example.test/x", "short"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Open(Config{Path: filepath.Join(t.TempDir(), "a.db"), WebhookURL: tc.url, WebhookSecret: []byte(tc.secret)})
+			if err == nil {
+				t.Error("accepted")
+			}
+		})
+	}
+}
+
 func TestApprovalDryRunAndWebhook(t *testing.T) {
 	var mu sync.Mutex
 	var got []byte
@@ -188,7 +225,7 @@ func TestApprovalDryRunAndWebhook(t *testing.T) {
 		mu.Unlock()
 	}))
 	defer hook.Close()
-	secret := []byte("s3cret")
+	secret := []byte("0123456789abcdef-webhook")
 	s := open(t, Config{WebhookURL: hook.URL, WebhookSecret: secret})
 	i := in("dry", "s1", "exec")
 	i.DryRun = true
