@@ -162,11 +162,11 @@ func decodeStrict(path string, v any) error {
 }
 
 // newJudge builds the tier-2 judge when the configuration has one (nil otherwise).
-func newJudge(cfg *Config) (shield.Tier, error) {
+func newJudge(cfg *Config, opts ...judge.Option) (shield.Tier, error) {
 	if cfg.Judge == nil {
 		return nil, nil
 	}
-	j, err := judge.New(*cfg.Judge)
+	j, err := judge.New(*cfg.Judge, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("judge: %w", err)
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/shieldsec/shield/shield"
 	"github.com/shieldsec/shield/shield/approval"
 	"github.com/shieldsec/shield/shield/bundle"
+	"github.com/shieldsec/shield/shield/judge"
 	"github.com/shieldsec/shield/shield/normalize"
 	"github.com/shieldsec/shield/shield/server"
 )
@@ -169,6 +170,15 @@ func activate(cfg *Config, b *policy.Bundle) (*shield.Policy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("activate policy bundle %s: %w", b.Source, err)
 	}
+	// Classes the judge configuration sends to review join those the bundle names.
+	if cfg.Judge != nil && len(cfg.Judge.ReviewClasses) > 0 {
+		if pol.ReviewClasses == nil {
+			pol.ReviewClasses = map[string]bool{}
+		}
+		for _, c := range cfg.Judge.ReviewClasses {
+			pol.ReviewClasses[c] = true
+		}
+	}
 	return pol, nil
 }
 
@@ -239,13 +249,18 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	defer stopAnchor()
 
 	var escalation []shield.Tier
-	j, err := newJudge(cfg)
+	j, err := newJudge(cfg, judge.WithRegisterer(reg))
 	if err != nil {
 		return err
 	}
 	if j != nil {
 		escalation = append(escalation, j)
-		log.Info("tier 2 judge enabled", "provider", cfg.Judge.Provider, "model", cfg.Judge.Model, "fallback", cfg.Judge.Fallback)
+		fallback := cfg.Judge.Fallback
+		if fallback == "" {
+			fallback = "escalate"
+		}
+		log.Info("tier 2 judge enabled", "provider", cfg.Judge.Provider, "model", cfg.Judge.Model, "fallback", fallback,
+			"review_classes", cfg.Judge.ReviewClasses)
 	}
 
 	var approvals *approval.Service
