@@ -199,7 +199,9 @@ func Open(cfg Config) (*Service, error) {
 		db.Close()
 		return nil, err
 	}
-	s := &Service{cfg: cfg, db: db, now: time.Now, http: &http.Client{Timeout: 5 * time.Second},
+	s := &Service{cfg: cfg, db: db, now: time.Now, http: &http.Client{Timeout: 5 * time.Second,
+		// The signed body goes to the configured URL only.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		changed: make(chan struct{}), done: make(chan struct{})}
 	s.wg.Add(1)
 	go s.sweep()
@@ -503,9 +505,19 @@ func (s *Service) Await(ctx context.Context, id string) (*Approval, error) {
 	}
 }
 
-// Watch sends every approval whenever the set changes, until ctx ends.
+// Watch sends the pending approvals, then every approval that is created or changes state, until
+// ctx ends.
 func (s *Service) Watch(ctx context.Context, fn func(*Approval) error) error {
 	seen := map[string]State{}
+	as, err := s.List(false)
+	if err != nil {
+		return err
+	}
+	for _, a := range as {
+		if a.State != Pending {
+			seen[a.ID] = a.State
+		}
+	}
 	for {
 		ch := s.changes()
 		as, err := s.List(false)
