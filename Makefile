@@ -9,7 +9,7 @@ TOOLS := $(CURDIR)/bin/tools
 TEST_TIMEOUT ?= 25m
 FUZZTIME ?= 60s
 
-.PHONY: help deps build run test test-race bench load fuzz proto lint corpus deb clean
+.PHONY: help deps build run test test-race bench load fuzz proto lint corpus deb analyze clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -53,9 +53,9 @@ proto: ## regenerate Go from proto/ with pinned generators (protoc from Debian's
 	  --go-grpc_out=. --go-grpc_opt=module=github.com/shieldsec/shield \
 	  $$(find proto -name '*.proto' | sort)
 
-deb: deps ## build the .deb into dist/ (nfpm) and show its contents
+deb: deps ## build bin/shield and the .deb into dist/ (nfpm), then check it
 	deploy/deb/build.sh dist
-	dpkg-deb --contents dist/*.deb
+	deploy/deb/check.sh "$$(ls -t dist/shield_*.deb | head -1)"
 
 analyze: ## systemd-analyze security score of the unit (2.0 or lower expected)
 	systemd-analyze security --offline=true deploy/systemd/shield.service | tail -1

@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -83,4 +84,29 @@ func failing(out []byte) string {
 		}
 	}
 	return b.String()
+}
+
+// TestDebPackage builds the .deb (bin/shield and nfpm, pinned) and runs deploy/deb/check.sh on
+// it: files, modes, owners, conffiles, maintainer scripts, libraries, the packaged config and unit.
+func TestDebPackage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: building the .deb compiles the binary and nfpm")
+	}
+	for _, tool := range []string{"dpkg-deb", "bash"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed: cannot build or inspect the package", tool)
+		}
+	}
+	out := t.TempDir()
+	if b, err := exec.Command("bash", "deb/build.sh", out).CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, b)
+	}
+	debs, _ := filepath.Glob(filepath.Join(out, "*.deb"))
+	if len(debs) != 1 {
+		t.Fatalf("built %v", debs)
+	}
+	b, err := exec.Command("bash", "deb/check.sh", debs[0]).CombinedOutput()
+	if err != nil || !strings.Contains(string(b), "PASS") {
+		t.Fatalf("check.sh: %v\n%s", err, b)
+	}
 }

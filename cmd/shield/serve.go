@@ -365,7 +365,7 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	}
 	if iv := sdWatchdogInterval(); iv > 0 {
 		go func() {
-			t := time.NewTicker(iv)
+			t := time.NewTicker(iv / 2) // ping twice per watchdog period
 			defer t.Stop()
 			for {
 				select {
