@@ -26,7 +26,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -622,7 +621,7 @@ func (t *Tier) Evaluate(ctx context.Context, in *shield.Input) (shield.Result, e
 			switch {
 			case a.State == Approved && now.Before(a.useBy()):
 				res = shield.Result{EscalationID: a.ID, Findings: []shield.Finding{{Decision: shield.Allow, Rule: "approval:" + a.ID,
-					Reason: "approved by " + strings.Join(a.Approvers, ", ")}}}
+					Reason: "approved by a human (request " + a.ID + ")"}}}
 				if a.GrantUntil.IsZero() {
 					// Single use: the ALLOW stands only if this commit does.
 					a.State = Used
@@ -631,7 +630,8 @@ func (t *Tier) Evaluate(ctx context.Context, in *shield.Input) (shield.Result, e
 				return errReadOnly
 			case a.State == Pending && now.Before(a.Expires):
 				pending, denied = a, nil
-			case a.State == Denied:
+			case a.State == Denied || a.State == Pending:
+				// Pending past its expiry is a time-out the sweeper has not recorded yet: denied.
 				pending, denied = nil, a
 			case a.State == Used || a.State == Expired:
 				// A consumed or lapsed grant ends an earlier denial: the call asks again.
@@ -640,7 +640,7 @@ func (t *Tier) Evaluate(ctx context.Context, in *shield.Input) (shield.Result, e
 		}
 		if denied != nil {
 			reason := "denied by a human (request " + denied.ID + ")"
-			if denied.Resolver == "timeout" {
+			if denied.Resolver == "timeout" || denied.State == Pending {
 				reason = "no human decision in time (request " + denied.ID + ")"
 			}
 			res = shield.Result{EscalationID: denied.ID, Findings: []shield.Finding{{Decision: shield.Block, Rule: "approval:" + denied.ID,

@@ -379,3 +379,22 @@ func BenchmarkApprovalEvaluate(b *testing.B) {
 		}
 	}
 }
+
+// TestApprovalPendingPastExpiryBlocks: a request whose time ran out blocks the call even before
+// the sweeper has recorded the time-out.
+func TestApprovalPendingPastExpiryBlocks(t *testing.T) {
+	s := open(t, Config{Timeout: time.Minute})
+	var mu sync.Mutex
+	now := time.Now()
+	s.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	_, id := eval(t, s, in("x", "s1", "exec"))
+	mu.Lock()
+	now = now.Add(2 * time.Minute)
+	mu.Unlock()
+	if d, bid := eval(t, s, in("x", "s1", "exec")); d != shield.Block || bid != id {
+		t.Errorf("after expiry: %s %q, want BLOCK citing %q", d, bid, id)
+	}
+	if _, err := s.Resolve(context.Background(), id, true, "", "uid:2000"); !errors.Is(err, ErrNotPending) {
+		t.Errorf("approving after expiry: %v", err)
+	}
+}
