@@ -1,6 +1,7 @@
 package normalize
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -71,12 +72,38 @@ type state struct {
 	cwd      string
 	pathSeen map[string]int // clean path → index of its first entry
 	urlSeen  map[string]bool
+
+	ctx    context.Context
+	polls  int  // calls of stopped, to poll ctx every few
+	stop   bool // an input limit was hit or ctx is done: no more shell is parsed or walked
+	parsed int  // bytes of shell source parsed so far, bounded by MaxShellParseBytes
+}
+
+// stopped reports whether the walk must stop: an input limit was hit, or the context is done
+// (polled every 16 calls; it is also polled before every parse).
+func (s *state) stopped() bool {
+	if s.stop {
+		return true
+	}
+	s.polls++
+	if s.polls%16 == 1 && s.ctx != nil && s.ctx.Err() != nil {
+		s.overLimit("normalisation stopped: %v", s.ctx.Err())
+	}
+	return s.stop
 }
 
 // Normalize builds the Action for a call. args are decoded arguments (DecodeArguments); cwd is the
 // caller's working directory ("" = the workspace). It never fails: what cannot be read is reported
 // in ParseError or Truncated, and an internal fault yields an unknown action with ParseError set.
-func (n *Normalizer) Normalize(tool string, args map[string]any, cwd string) (act *Action) {
+func (n *Normalizer) Normalize(tool string, args map[string]any, cwd string) *Action {
+	return n.NormalizeContext(context.Background(), tool, args, cwd)
+}
+
+// NormalizeContext is Normalize bounded by ctx: once ctx is done, no more shell is parsed or
+// walked and the action is marked OverLimit (ParseError "input limit: normalisation stopped: …").
+// The work is bounded by the input limits whatever ctx says; ctx lets the caller's budget cover
+// normalisation too.
+func (n *Normalizer) NormalizeContext(ctx context.Context, tool string, args map[string]any, cwd string) (act *Action) {
 	act = &Action{Tool: tool, Class: ClassUnknown, Args: args, Workspace: n.opt.Workspace}
 	defer func() {
 		if r := recover(); r != nil {
@@ -85,7 +112,7 @@ func (n *Normalizer) Normalize(tool string, args map[string]any, cwd string) (ac
 			act.fillNil()
 		}
 	}()
-	s := &state{n: n, act: act}
+	s := &state{n: n, act: act, ctx: ctx}
 	base := n.opt.Workspace
 	if len(cwd) > maxCwdBytes { // longer than PATH_MAX: not a directory a process can be in
 		act.Truncated = true

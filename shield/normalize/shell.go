@@ -19,16 +19,13 @@ type frame struct {
 }
 
 type walker struct {
-	s      *state
-	vars   map[string]string // variables assigned literal values earlier in the script
-	parsed int               // bytes of shell source parsed so far, bounded by maxParseBytes
+	s    *state
+	vars map[string]string // variables assigned literal values earlier in the script
 }
 
-// Bounds of the work on one call beyond the command count and depth: the total of shell source
-// parsed (nested scripts re-parse parts of their parent) and the size of a word after variable
-// substitution.
+// Bounds of the work on one call beyond the command count, the depth and the input limits of
+// limits.go: the size of a word after variable substitution and the variables tracked.
 const (
-	maxParseBytes   = 8 << 20
 	maxExpandedWord = 64 << 10
 	maxTrackedVars  = 64
 )
@@ -43,12 +40,35 @@ type words struct {
 
 // script parses src as bash and walks it. A parse error is recorded in ParseError and the text is
 // split on whitespace and control operators so rules still see its words.
+//
+// Before the parser sees src, it is checked against the input limits (limits.go): a string over
+// one is not parsed and the action is marked OverLimit.
 func (w *walker) script(src string, depth int, via string, sudo bool) {
-	if depth > w.s.n.opt.MaxDepth || w.parsed+len(src) > maxParseBytes {
-		w.s.act.Truncated = true
+	s := w.s
+	if s.stop {
 		return
 	}
-	w.parsed += len(src)
+	if s.ctx != nil && s.ctx.Err() != nil {
+		s.overLimit("normalisation stopped: %v", s.ctx.Err())
+		return
+	}
+	if depth > s.n.opt.MaxDepth {
+		s.act.Truncated = true
+		return
+	}
+	if len(src) > MaxShellBytes {
+		s.overLimit("a shell command of %d bytes; the limit is %d", len(src), MaxShellBytes)
+		return
+	}
+	if s.parsed+len(src) > MaxShellParseBytes {
+		s.overLimit("more than %d bytes of shell source to parse, nested scripts included", MaxShellParseBytes)
+		return
+	}
+	if reason := scanShell(src); reason != "" {
+		s.overLimit("%s", reason)
+		return
+	}
+	s.parsed += len(src)
 	p := w.s.n.parsers.Get().(*syntax.Parser)
 	f, err := p.Parse(strings.NewReader(src), "")
 	w.s.n.parsers.Put(p)
@@ -196,6 +216,9 @@ func flattenPipe(st *syntax.Stmt) []*syntax.Stmt {
 }
 
 func (w *walker) full() bool {
+	if w.s.stopped() {
+		return true
+	}
 	if len(w.s.act.Commands) >= w.s.n.opt.MaxCommands {
 		w.s.act.Truncated = true
 		return true

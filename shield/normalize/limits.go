@@ -1,0 +1,469 @@
+package normalize
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Input limits of shell parsing. The shell parser (mvdan.cc/sh) is recursive: a deep enough input
+// overflows the goroutine stack, which ends the process and cannot be recovered. Every shell
+// string is therefore pre-scanned, in linear time and constant stack, before the parser sees it:
+// the top-level command, and every string parsed again (bash -c, eval, su -c, env -S, watch, a
+// here-document fed to a shell, echo … | sh, base64 payloads). A string over a limit is not parsed
+// and the Action is marked (Action.OverLimit), which the pipeline turns into a BLOCK.
+//
+// The values are far above what a real command needs (see policy/README.md, "Input limits") and
+// keep the parser's stack below a few megabytes.
+const (
+	// MaxShellBytes is the size of one shell string: Linux refuses a single execve argument
+	// longer than 128 KiB (MAX_ARG_STRLEN), so a longer "sh -c" script cannot run anyway.
+	MaxShellBytes = 128 << 10
+	// MaxShellNesting bounds the nesting of ( ) { } [ ] $( ) $(( )) ${ } ` ` "…", <( ) and
+	// if/case/do blocks in one shell string.
+	MaxShellNesting = 128
+	// MaxShellChain bounds the operators the parser handles by recursion, summed over the
+	// enclosing levels: && || | chains, "!" and "time" prefixes, function definitions in a row,
+	// and the assignment, ternary, power and unary operators of arithmetic.
+	MaxShellChain = 1024
+	// MaxShellHeredocs bounds the here-documents (<<, <<-) of one shell string.
+	MaxShellHeredocs = 64
+	// MaxShellParseBytes bounds the shell source parsed for one call, nested scripts included
+	// (bash -c "…" parses its script a second time).
+	MaxShellParseBytes = 1 << 20
+)
+
+// LimitPrefix starts Action.ParseError when the call was not normalised because it is over an
+// input limit (Action.OverLimit). No parse error of the shell parser starts with it.
+const LimitPrefix = "input limit: "
+
+// OverLimit reports whether the call is over an input limit: a shell string too large or too
+// deep, too much shell source in total, or normalisation stopped by its context. Such a call is
+// blocked, not reviewed: it is not a command anyone runs, and parsing it would cost the service.
+// Truncated and ParseError are set as well, so a caller that ignores OverLimit still never allows it.
+func (a *Action) OverLimit() bool {
+	return a != nil && a.Truncated && strings.HasPrefix(a.ParseError, LimitPrefix)
+}
+
+// overLimit marks the action as over an input limit; the first limit found is kept.
+func (s *state) overLimit(format string, args ...any) {
+	s.act.Truncated = true
+	if !strings.HasPrefix(s.act.ParseError, LimitPrefix) {
+		s.act.ParseError = LimitPrefix + fmt.Sprintf(format, args...)
+	}
+	s.stop = true
+}
+
+// Kinds of scan levels.
+const (
+	lvParen    = iota // ( … ) subshell, <( … ), >( … ), a parenthesis in a test or arithmetic
+	lvBrace           // { … }
+	lvBrack           // [ … ]
+	lvSubst           // $( … )
+	lvBacktick        // ` … `
+	lvDQ              // " … "
+	lvParam           // ${ … }
+	lvArith           // $(( … )) or (( … ))
+	lvArithB          // $[ … ]
+	lvIf              // if … fi
+	lvCase            // case … esac
+	lvDo              // do … done
+)
+
+type scanLevel struct {
+	kind  uint8
+	chain int // the enclosing level's chain when this level opened
+}
+
+// scanShell checks src against MaxShellNesting, MaxShellChain and MaxShellHeredocs in one pass
+// with a heap-allocated stack. It models bash's quoting closely enough to count what the parser
+// recurses on; where the two readings could differ (quotes inside ${…}, arithmetic, here-document
+// bodies), it reads the text as code, which can only count more. It returns "" or the reason.
+func scanShell(src string) string {
+	var stack []scanLevel
+	chain, chainSum := 0, 0 // chain of the current level; sum over the enclosing levels
+	heredocs := 0
+	// Here-documents: their delimiters wait for the end of the line; while a body is read (hdoc),
+	// nothing is skipped as quoted or commented and nothing below floor is closed, so that a body
+	// read as code by the parser (or code read as a body by this scan) can only count more.
+	var pending []string
+	hdoc, floor := false, 0
+	cmdPos := true // at the start of a command (where reserved words count)
+	afterOp := false
+	prevFor := false // the last word was "for" (for ((…)) is arithmetic)
+	inLet := false   // in the arguments of let
+	top := func() int {
+		if len(stack) == 0 {
+			return -1
+		}
+		return int(stack[len(stack)-1].kind)
+	}
+	push := func(k uint8, at int) string {
+		stack = append(stack, scanLevel{kind: k, chain: chain})
+		chainSum += chain
+		chain = 0
+		if len(stack) > MaxShellNesting {
+			return fmt.Sprintf("shell nesting deeper than %d at byte %d", MaxShellNesting, at)
+		}
+		return ""
+	}
+	pop := func() {
+		if len(stack) <= floor {
+			return
+		}
+		l := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		chainSum -= l.chain
+		chain = l.chain
+	}
+	link := func(at int) string {
+		chain++
+		if chain+chainSum > MaxShellChain {
+			return fmt.Sprintf("more than %d chained shell operators (&&, ||, |, !, arithmetic) at byte %d", MaxShellChain, at)
+		}
+		return ""
+	}
+	// dollar handles "$(", "$((", "${" and "$[" at src[i] == '$'; it returns the new index and
+	// whether it opened a level.
+	dollar := func(i int) (int, string, bool) {
+		if i+1 >= len(src) {
+			return i, "", false
+		}
+		switch src[i+1] {
+		case '(':
+			if i+2 < len(src) && src[i+2] == '(' {
+				return i + 2, push(lvArith, i), true
+			}
+			return i + 1, push(lvSubst, i), true
+		case '{':
+			return i + 1, push(lvParam, i), true
+		case '[':
+			return i + 1, push(lvArithB, i), true
+		}
+		return i, "", false
+	}
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		var err string
+		if c == '\n' && hdoc {
+			i = endHeredocLine(src, i, &pending)
+			if len(pending) == 0 {
+				hdoc, floor = false, 0
+			}
+			continue
+		}
+		switch k := top(); k {
+		case lvDQ:
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				pop()
+			case '`':
+				err = push(lvBacktick, i)
+			case '$':
+				i, err, _ = dollar(i)
+			}
+		case lvArith, lvArithB, lvParam:
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				if !hdoc {
+					err = push(lvDQ, i)
+				}
+			case '`':
+				err = push(lvBacktick, i)
+			case '$':
+				i, err, _ = dollar(i)
+			case '(':
+				err = push(lvParen, i)
+			case ')':
+				if k == lvArith {
+					pop()
+					if i+1 < len(src) && src[i+1] == ')' {
+						i++
+					}
+				}
+			case ']':
+				if k == lvArithB {
+					pop()
+				}
+			case '}':
+				if k == lvParam {
+					pop()
+				}
+			case '=', '?', '!', '~', '+', '-', '*', ':':
+				if k != lvParam {
+					err = link(i)
+				}
+			}
+		default: // code: the top level, ( ), { }, [ ], $( ), ` `, if/case/do blocks
+			if hdoc { // a body: only brackets and substitutions count
+				switch c {
+				case '\\', '$', '`', '(', ')', '{', '}', '[', ']':
+					cmdPos = false
+				default:
+					continue
+				}
+			}
+			op := false
+			switch c {
+			case '\\':
+				i++
+				cmdPos = false
+			case '\'':
+				if hdoc {
+					break
+				}
+				if j := strings.IndexByte(src[i+1:], '\''); j >= 0 {
+					i += j + 1
+				} else {
+					i = len(src)
+				}
+				cmdPos = false
+			case '"':
+				if !hdoc {
+					err = push(lvDQ, i)
+				}
+				cmdPos = false
+			case '`':
+				if k == lvBacktick {
+					pop()
+				} else {
+					err = push(lvBacktick, i)
+					cmdPos = true
+				}
+			case '$':
+				if i+1 < len(src) && src[i+1] == '\'' && !hdoc { // $'…' with backslash escapes
+					j := i + 2
+					for j < len(src) && src[j] != '\'' {
+						if src[j] == '\\' {
+							j++
+						}
+						j++
+					}
+					i = j
+					cmdPos = false
+					break
+				}
+				var opened bool
+				i, err, opened = dollar(i)
+				if opened {
+					cmdPos = src[i] == '('
+				}
+			case '(':
+				switch {
+				case (cmdPos || prevFor) && i+1 < len(src) && src[i+1] == '(':
+					err = push(lvArith, i)
+					i++
+				case !hdoc && closesEmpty(src, i): // f() : a function definition, recursive in the parser
+					err = link(i)
+					i = strings.IndexByte(src[i:], ')') + i
+					cmdPos = true
+				default:
+					err = push(lvParen, i)
+					cmdPos = true
+				}
+			case ')':
+				if k == lvParen || k == lvSubst {
+					pop()
+				}
+				cmdPos = false
+			case '{':
+				err = push(lvBrace, i)
+				cmdPos = true
+			case '}':
+				if k == lvBrace {
+					pop()
+				}
+			case '[':
+				err = push(lvBrack, i)
+			case ']':
+				if k == lvBrack {
+					pop()
+				}
+			case '<', '>':
+				if i+1 < len(src) && src[i+1] == '(' { // process substitution
+					err = push(lvParen, i)
+					i++
+					cmdPos = true
+					break
+				}
+				if c == '<' && !inLet && strings.HasPrefix(src[i:], "<<") && !strings.HasPrefix(src[i:], "<<<") {
+					heredocs++
+					if heredocs > MaxShellHeredocs {
+						err = fmt.Sprintf("more than %d here-documents at byte %d", MaxShellHeredocs, i)
+					}
+					i++
+					if d := heredocDelim(src, i+1); d != "" {
+						pending = append(pending, d)
+					}
+				}
+			case '&', '|':
+				if c == '&' && (i+1 >= len(src) || src[i+1] != '&') {
+					if i > 0 && (src[i-1] == '>' || src[i-1] == '<') {
+						break // >&, <&
+					}
+					if i+1 < len(src) && src[i+1] == '>' {
+						i++ // &>
+						break
+					}
+					if !afterOp {
+						chain = 0 // a command in the background ends the list element
+					}
+					cmdPos = true
+					break
+				}
+				if i+1 < len(src) && (src[i+1] == c || (c == '|' && src[i+1] == '&')) {
+					i++
+				}
+				err = link(i)
+				cmdPos, op, inLet = true, true, false
+			case ';', '\n':
+				if c == '\n' && len(pending) > 0 {
+					hdoc, floor = true, len(stack)
+					i = endHeredocLine(src, i, &pending) // the body may end at once
+					if len(pending) == 0 {
+						hdoc, floor = false, 0
+					}
+				}
+				if !afterOp {
+					chain = 0
+				}
+				if c == ';' && i+1 < len(src) && (src[i+1] == ';' || src[i+1] == '&') {
+					i++
+				}
+				cmdPos, inLet = true, false
+				op = afterOp
+			case ' ', '\t', '\r':
+				op = afterOp
+			case '#':
+				if !hdoc && (i == 0 || src[i-1] == ' ' || src[i-1] == '\t' || src[i-1] == '\n') {
+					if j := strings.IndexByte(src[i:], '\n'); j >= 0 {
+						i += j - 1
+					} else {
+						i = len(src)
+					}
+					op = afterOp
+				}
+			default:
+				if cmdPos && isWordByte(c) {
+					j := i
+					for j < len(src) && isWordByte(src[j]) {
+						j++
+					}
+					if j == len(src) || isWordEnd(src[j]) {
+						prevFor = src[i:j] == "for"
+						inLet = src[i:j] == "let" // its arguments are arithmetic: << is a shift
+						err = reserved(src[i:j], i, push, pop, top, link)
+						switch src[i:j] {
+						case "if", "then", "else", "elif", "do", "while", "until", "!", "time", "coproc":
+						default:
+							cmdPos = false
+						}
+					} else {
+						cmdPos = false
+					}
+					i = j - 1
+					break
+				}
+				cmdPos = false
+			}
+			afterOp = op
+		}
+		if err != "" {
+			return err
+		}
+	}
+	return ""
+}
+
+// reserved handles a word in command position: block openers and closers, and prefixes the
+// parser recurses on.
+func reserved(w string, at int, push func(uint8, int) string, pop func(), top func() int, link func(int) string) string {
+	switch w {
+	case "if":
+		return push(lvIf, at)
+	case "case":
+		return push(lvCase, at)
+	case "do":
+		return push(lvDo, at)
+	case "fi", "esac", "done":
+		want := map[string]int{"fi": lvIf, "esac": lvCase, "done": lvDo}[w]
+		if top() == want {
+			pop()
+		}
+	case "time", "coproc", "function", "!":
+		return link(at)
+	}
+	return ""
+}
+
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '!'
+}
+
+func isWordEnd(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\r', ';', '&', '|', '(', ')', '<', '>':
+		return true
+	}
+	return false
+}
+
+// closesEmpty reports whether the "(" at src[i] is followed, after blanks, by ")": "f()".
+func closesEmpty(src string, i int) bool {
+	for j := i + 1; j < len(src); j++ {
+		switch src[j] {
+		case ' ', '\t':
+			continue
+		case ')':
+			return true
+		}
+		return false
+	}
+	return false
+}
+
+// heredocDelim reads the delimiter word of a here-document starting at src[i] (after "<<" and an
+// optional "-"), quotes and backslashes removed; "" when there is none.
+func heredocDelim(src string, i int) string {
+	if i < len(src) && src[i] == '-' {
+		i++
+	}
+	for i < len(src) && (src[i] == ' ' || src[i] == '\t') {
+		i++
+	}
+	var sb strings.Builder
+	for ; i < len(src) && sb.Len() < 256; i++ {
+		switch c := src[i]; c {
+		case ' ', '\t', '\n', ';', '&', '|', '<', '>', '(', ')':
+			return sb.String()
+		case '\'', '"', '\\':
+		default:
+			sb.WriteByte(c)
+		}
+	}
+	return sb.String()
+}
+
+// endHeredocLine is called at a newline src[i] inside a here-document body: when the next line is
+// the current delimiter (leading tabs allowed), that body ends and the index of the line's end is
+// returned, else i.
+func endHeredocLine(src string, i int, pending *[]string) int {
+	for len(*pending) > 0 {
+		line := src[i+1:]
+		if j := strings.IndexByte(line, '\n'); j >= 0 {
+			line = line[:j]
+		}
+		if strings.TrimLeft(line, "\t") != (*pending)[0] {
+			return i
+		}
+		*pending = (*pending)[1:]
+		i += 1 + len(line)
+		if i >= len(src) {
+			return i
+		}
+	}
+	return i
+}
