@@ -246,6 +246,7 @@ const (
 	RuleTierError       = "pipeline:tier-error"
 	RuleAuditFailure    = "pipeline:audit-failure"
 	RuleUnparsedAllowed = "pipeline:unparsed-not-allowed"
+	RuleInputLimit      = "pipeline:input-limit"
 	RuleDefaultPrefix   = "default:"
 	RuleReviewPrefix    = "review:"
 )
@@ -353,7 +354,12 @@ func (p *Pipeline) decide(ctx context.Context, pol *Policy, call *Call, opt Eval
 	}
 
 	action = pol.Normalizer.Normalize(call.Tool, args, call.Context.Cwd)
-	v = p.runBundleTiers(ctx, pol, call, action, hash, opt)
+	if action.OverLimit() {
+		// Too large or deep to normalise (normalize.MaxShell*): blocked before any tier sees it.
+		v = Verdict{Decision: Block, Tier: TierPipeline, Rules: []string{RuleInputLimit}, Reason: "blocked: " + action.ParseError}
+	} else {
+		v = p.runBundleTiers(ctx, pol, call, action, hash, opt)
+	}
 	v.ActionHash = hash
 	v.ActionClass = action.Class
 	if p.cache != nil && v.internalErr == "" {
