@@ -64,6 +64,7 @@ const (
 	lvParam           // ${ … }
 	lvArith           // $(( … )) or (( … ))
 	lvArithB          // $[ … ]
+	lvArithP          // ( … ) inside arithmetic
 	lvIf              // if … fi
 	lvCase            // case … esac
 	lvDo              // do … done
@@ -79,6 +80,15 @@ type scanLevel struct {
 // recurses on; where the two readings could differ (quotes inside ${…}, arithmetic, here-document
 // bodies), it reads the text as code, which can only count more. It returns "" or the reason.
 func scanShell(src string) string {
+	_, reason := scanShellStats(src)
+	return reason
+}
+
+// scanStats are the largest nesting and chain scanShell counted (FuzzShell compares them with the
+// depth of the parsed syntax tree).
+type scanStats struct{ nesting, chain int }
+
+func scanShellStats(src string) (st scanStats, reason string) {
 	var stack []scanLevel
 	chain, chainSum := 0, 0 // chain of the current level; sum over the enclosing levels
 	heredocs := 0
@@ -101,6 +111,7 @@ func scanShell(src string) string {
 		stack = append(stack, scanLevel{kind: k, chain: chain})
 		chainSum += chain
 		chain = 0
+		st.nesting = max(st.nesting, len(stack))
 		if len(stack) > MaxShellNesting {
 			return fmt.Sprintf("shell nesting deeper than %d at byte %d", MaxShellNesting, at)
 		}
@@ -117,6 +128,7 @@ func scanShell(src string) string {
 	}
 	link := func(at int) string {
 		chain++
+		st.chain = max(st.chain, chain+chainSum)
 		if chain+chainSum > MaxShellChain {
 			return fmt.Sprintf("more than %d chained shell operators (&&, ||, |, !, arithmetic) at byte %d", MaxShellChain, at)
 		}
@@ -163,7 +175,7 @@ func scanShell(src string) string {
 			case '$':
 				i, err, _ = dollar(i)
 			}
-		case lvArith, lvArithB, lvParam:
+		case lvArith, lvArithB, lvArithP, lvParam:
 			switch c {
 			case '\\':
 				i++
@@ -176,9 +188,12 @@ func scanShell(src string) string {
 			case '$':
 				i, err, _ = dollar(i)
 			case '(':
-				err = push(lvParen, i)
+				err = push(lvArithP, i)
 			case ')':
-				if k == lvArith {
+				switch k {
+				case lvArithP:
+					pop()
+				case lvArith:
 					pop()
 					if i+1 < len(src) && src[i+1] == ')' {
 						i++
@@ -268,7 +283,7 @@ func scanShell(src string) string {
 				if k == lvParen || k == lvSubst {
 					pop()
 				}
-				cmdPos = false
+				cmdPos = k == lvCase // after a case pattern comes a command
 			case '{':
 				err = push(lvBrace, i)
 				cmdPos = true
@@ -372,10 +387,10 @@ func scanShell(src string) string {
 			afterOp = op
 		}
 		if err != "" {
-			return err
+			return st, err
 		}
 	}
-	return ""
+	return st, ""
 }
 
 // reserved handles a word in command position: block openers and closers, and prefixes the
