@@ -7,13 +7,15 @@
 //   - argument decoding with limits (DecodeArguments, Limits; errors in errors.go);
 //   - the tool catalog format (ParseCatalog, Catalog.Merge; the default catalog is the bundle file
 //     policies/default/catalog.yaml);
-//   - shell parsing (shell.go, with the wrapper and file-command tables in commands.go);
+//   - shell parsing (shell.go, with the wrapper and file-command tables in commands.go), behind a
+//     linear pre-scan of every shell string against the input limits (limits.go);
 //   - path resolution and the sensitive-path table (paths.go, sensitive.go);
 //   - URL splitting and host classification (urls.go);
 //   - Normalizer (New, Normalize): bounded, never failing, safe for concurrent use.
 //
 // What cannot be read is a signal, not an error: Action.ParseError and Action.Truncated are set and
-// must never lead to an allow.
+// must never lead to an allow. A call over an input limit (Action.OverLimit: ParseError starts with
+// LimitPrefix) is not a command anyone runs: the pipeline blocks it.
 //
 // normalize imports nothing of this module; the shield pipeline, the bundle loader, the tier
 // engines and the CLI import it.
@@ -71,7 +73,7 @@ type Action struct {
 	// parse into simple commands, including those nested in $(…), backticks, bash -c, eval.
 	Command    string    `json:"command"`
 	Commands   []Command `json:"commands"`
-	ParseError string    `json:"parse_error"` // non-empty when a command did not parse (a signal, never an allow)
+	ParseError string    `json:"parse_error"` // non-empty when a command did not parse (a signal, never an allow); "input limit: …" when over a limit
 
 	Paths      []Path   `json:"paths"`
 	URLs       []URL    `json:"urls"`
