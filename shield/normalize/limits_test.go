@@ -89,6 +89,7 @@ func adversarialShell() []struct{ name, cmd string } {
 		{"many_substs_900KB", "echo " + strings.Repeat("$(ls) ", 150000)},
 		{"heredocs_960KB", strings.Repeat("cat <<E\nx\nE\n", 80000)},
 		{"nested_bash_c_260KB", nestedBashC},
+		{"substituted_words_72KB", "c=" + strings.Repeat("a", 60000) + "; echo " + strings.Repeat("x$c ", 3000)},
 	}
 }
 

@@ -58,6 +58,22 @@ func TestNormalizeBounds(t *testing.T) {
 					t.Error("not truncated")
 				}
 			}},
+		{name: "variable substitution over many words is bounded in total", tool: "Bash",
+			args: map[string]any{"command": "c=" + strings.Repeat("a", 60000) + "; echo " + strings.Repeat("x$c ", 3000)},
+			check: func(t *testing.T, a *Action) {
+				if !a.Truncated {
+					t.Error("not truncated")
+				}
+				for _, c := range a.Commands {
+					n := 0
+					for _, x := range c.Argv {
+						n += len(x)
+					}
+					if n > maxExpandedArgv+64<<10 {
+						t.Errorf("a command of %d bytes after substitution", n)
+					}
+				}
+			}},
 		{name: "a working directory longer than PATH_MAX is refused", tool: "shell",
 			args: map[string]any{"command": []any{"cat", "a", "b"}, "workdir": "/" + strings.Repeat("d", 5000)},
 			check: func(t *testing.T, a *Action) {

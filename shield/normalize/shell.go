@@ -24,9 +24,11 @@ type walker struct {
 }
 
 // Bounds of the work on one call beyond the command count, the depth and the input limits of
-// limits.go: the size of a word after variable substitution and the variables tracked.
+// limits.go: the size of a word and of a command after variable substitution, and the variables
+// tracked.
 const (
 	maxExpandedWord = 64 << 10
+	maxExpandedArgv = 256 << 10 // bytes substituted into one command's words, all words together
 	maxTrackedVars  = 64
 )
 
@@ -595,6 +597,7 @@ func (w *walker) expand(f frame, ws words, raw string, pipe bool, idx int, stdin
 	}
 	out := words{}
 	changed := false
+	total := 0 // bytes substituted over all words: bounded by maxExpandedArgv
 	for i, a := range ws.argv {
 		if ws.dyn[i] && hasBraces(a) && !strings.Contains(a, "$") {
 			if alts, ok := braceExpand(a, 64); ok && len(alts) > 1 {
@@ -614,7 +617,8 @@ func (w *walker) expand(f frame, ws words, raw string, pipe bool, idx int, stdin
 		// A word that is one variable reference is split into fields, as an unquoted expansion is.
 		if sm := varRE.FindStringSubmatch(a); sm != nil && sm[0] == a {
 			if v, ok := w.vars[sm[1]+sm[2]]; ok {
-				if len(out.argv)+len(v)/2 > 4096 {
+				total += len(v)
+				if len(out.argv)+len(v)/2 > 4096 || total > maxExpandedArgv {
 					w.s.act.Truncated = true
 					return
 				}
@@ -649,7 +653,8 @@ func (w *walker) expand(f frame, ws words, raw string, pipe bool, idx int, stdin
 			still = true
 			return m
 		})
-		if grown > maxExpandedWord {
+		total += grown - len(a)
+		if grown > maxExpandedWord || total > maxExpandedArgv {
 			w.s.act.Truncated = true
 			return
 		}
