@@ -403,9 +403,16 @@ func reserved(w string, at int, push func(uint8, int) string, pop func(), top fu
 		return push(lvCase, at)
 	case "do":
 		return push(lvDo, at)
-	case "fi", "esac", "done":
-		want := map[string]int{"fi": lvIf, "esac": lvCase, "done": lvDo}[w]
-		if top() == want {
+	case "fi":
+		if top() == lvIf {
+			pop()
+		}
+	case "esac":
+		if top() == lvCase {
+			pop()
+		}
+	case "done":
+		if top() == lvDo {
 			pop()
 		}
 	case "time", "coproc", "function", "!":

@@ -85,6 +85,8 @@ func (w *walker) script(src string, depth int, via string, sudo bool) {
 	w.stmts(fr, f.Stmts)
 }
 
+var quoteRemover = strings.NewReplacer(`"`, "", `'`, "", `\`, "")
+
 // fallback splits unparseable source into commands on ; & | and newlines, and into words on
 // blanks, with quote characters dropped.
 func (w *walker) fallback(f frame) {
@@ -98,7 +100,7 @@ func (w *walker) fallback(f frame) {
 		}
 		ws := words{}
 		for _, fl := range fields {
-			t := strings.NewReplacer(`"`, "", `'`, "", `\`, "").Replace(fl)
+			t := quoteRemover.Replace(fl)
 			ws.argv = append(ws.argv, t)
 			ws.dyn = append(ws.dyn, strings.ContainsAny(fl, "$*?["))
 		}
