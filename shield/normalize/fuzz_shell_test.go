@@ -46,6 +46,10 @@ func shellSeeds() []string {
 			strings.Repeat("let a<<b\n((((\nb\n", n/4+1)+"ls",
 			"bash -c "+shellQuote(deep("$(", "id", ")", n)),
 			"eval "+shellQuote(deep("(", "id", ")", n)),
+			"echo a\\ #"+deep("$(", "id", ")", n),
+			"echo \"a\"#"+deep("$(", "id", ")", n),
+			"echo ${a:-#"+deep("$(", "id", ")", n)+"}",
+			"echo {a,#"+deep("$(", "id", ")", n)+"}",
 		)
 	}
 	out = append(out,

@@ -101,6 +101,7 @@ func scanShellStats(src string) (st scanStats, reason string) {
 	afterOp := false
 	prevFor := false // the last word was "for" (for ((…)) is arithmetic)
 	inLet := false   // in the arguments of let
+	blank := false   // the previous byte, in code, was an unescaped blank
 	top := func() int {
 		if len(stack) == 0 {
 			return -1
@@ -156,6 +157,8 @@ func scanShellStats(src string) (st scanStats, reason string) {
 	for i := 0; i < len(src); i++ {
 		c := src[i]
 		var err string
+		wasBlank := blank
+		blank = false
 		if c == '\n' && hdoc {
 			i = endHeredocLine(src, i, &pending)
 			if len(pending) == 0 {
@@ -353,7 +356,7 @@ func scanShellStats(src string) (st scanStats, reason string) {
 			case ' ', '\t', '\r':
 				op = afterOp
 			case '#':
-				if !hdoc && (i == 0 || src[i-1] == ' ' || src[i-1] == '\t' || src[i-1] == '\n') {
+				if !hdoc && (i == 0 || wasBlank) { // not after an escaped blank: "a\ #b" is one word
 					if j := strings.IndexByte(src[i:], '\n'); j >= 0 {
 						i += j - 1
 					} else {
@@ -385,6 +388,7 @@ func scanShellStats(src string) (st scanStats, reason string) {
 				cmdPos = false
 			}
 			afterOp = op
+			blank = c == ' ' || c == '\t' || c == '\n'
 		}
 		if err != "" {
 			return st, err

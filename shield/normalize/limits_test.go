@@ -139,6 +139,8 @@ func TestShellInputLimits(t *testing.T) {
 		{"unary minus in arithmetic", map[string]any{"command": "echo $((" + strings.Repeat("- ", 20000) + "1))"}, true},
 		{"here-documents", map[string]any{"command": strings.Repeat("cat <<E\nx\nE\n", 100)}, true},
 		{"over 128 KiB", map[string]any{"command": "echo " + strings.Repeat("a", 130<<10)}, true},
+		{"an escaped blank does not start a comment", map[string]any{"command": "echo a\\ #" + deep("$(", "id", ")", 200)}, true},
+		{"a closing quote does not start a comment", map[string]any{"command": "echo \"a\"#" + deep("$(", "id", ")", 200)}, true},
 		{"quoted parentheses do not hide nesting", map[string]any{"command": deep("( echo ')' ", "ls", " )", 200)}, true},
 		{"deep script in bash -c", map[string]any{"command": "bash -c " + shellQuote(deepInner)}, true},
 		{"deep script in eval", map[string]any{"command": "eval " + shellQuote(deepInner)}, true},
