@@ -23,6 +23,7 @@ func shellSeeds() []string {
 			deep(`"$(echo `, "x", `)"`, n),
 			"echo "+deep("${a:-", "x", "}", n),
 			"echo ${a:"+deep("(", "1", ")", n)+"}",
+			"echo ${a:"+strings.Repeat("- ", n)+"1}",
 			"echo $(("+deep("(", "1", ")", n)+"))",
 			"echo $[ "+strings.Repeat("- ", n)+"1 ]",
 			deep("{ ", "ls", "; }", n),

@@ -210,10 +210,8 @@ func scanShellStats(src string) (st scanStats, reason string) {
 				if k == lvParam {
 					pop()
 				}
-			case '=', '?', '!', '~', '+', '-', '*', ':':
-				if k != lvParam {
-					err = link(i)
-				}
+			case '=', '?', '!', '~', '+', '-', '*', ':': // in ${a:…} too: an offset is arithmetic
+				err = link(i)
 			}
 		default: // code: the top level, ( ), { }, [ ], $( ), ` `, if/case/do blocks
 			if hdoc { // a body: only brackets and substitutions count
