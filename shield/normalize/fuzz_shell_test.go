@@ -48,6 +48,7 @@ func shellSeeds() []string {
 			"bash -c "+shellQuote(deep("$(", "id", ")", n)),
 			"eval "+shellQuote(deep("(", "id", ")", n)),
 			"echo a\\ #"+deep("$(", "id", ")", n),
+			"cat <<E\n\tE\n'\nE\n"+deep("(", "ls", ")", n)+"\n#'",
 			"echo \"a\"#"+deep("$(", "id", ")", n),
 			"echo ${a:-#"+deep("$(", "id", ")", n)+"}",
 			"echo {a,#"+deep("$(", "id", ")", n)+"}",

@@ -95,7 +95,7 @@ func scanShellStats(src string) (st scanStats, reason string) {
 	// Here-documents: their delimiters wait for the end of the line; while a body is read (hdoc),
 	// nothing is skipped as quoted or commented and nothing below floor is closed, so that a body
 	// read as code by the parser (or code read as a body by this scan) can only count more.
-	var pending []string
+	var pending []heredoc
 	hdoc, floor := false, 0
 	cmdPos := true // at the start of a command (where reserved words count)
 	afterOp := false
@@ -312,7 +312,7 @@ func scanShellStats(src string) (st scanStats, reason string) {
 					}
 					i++
 					if d := heredocDelim(src, i+1); d != "" {
-						pending = append(pending, d)
+						pending = append(pending, heredoc{delim: d, dash: i+1 < len(src) && src[i+1] == '-'})
 					}
 				}
 			case '&', '|':
@@ -471,16 +471,27 @@ func heredocDelim(src string, i int) string {
 	return sb.String()
 }
 
+// heredoc is a here-document whose body is to come: its delimiter, and whether it was opened by
+// "<<-" (leading tabs are stripped, the delimiter line included).
+type heredoc struct {
+	delim string
+	dash  bool
+}
+
 // endHeredocLine is called at a newline src[i] inside a here-document body: when the next line is
-// the current delimiter (leading tabs allowed), that body ends and the index of the line's end is
-// returned, else i.
-func endHeredocLine(src string, i int, pending *[]string) int {
+// the current delimiter, that body ends and the index of the line's end is returned, else i.
+func endHeredocLine(src string, i int, pending *[]heredoc) int {
 	for len(*pending) > 0 {
 		line := src[i+1:]
 		if j := strings.IndexByte(line, '\n'); j >= 0 {
 			line = line[:j]
 		}
-		if strings.TrimLeft(line, "\t") != (*pending)[0] {
+		h := (*pending)[0]
+		l := line
+		if h.dash {
+			l = strings.TrimLeft(l, "\t")
+		}
+		if l != h.delim {
 			return i
 		}
 		*pending = (*pending)[1:]
