@@ -450,7 +450,9 @@ func closesEmpty(src string, i int) bool {
 }
 
 // heredocDelim reads the delimiter word of a here-document starting at src[i] (after "<<" and an
-// optional "-"), quotes and backslashes removed; "" when there is none.
+// optional "-"), with quotes removed; "" when there is none. A word with an expansion or an
+// ANSI-C quote gives neverDelim: the scan then reads the rest of the input as a body (nothing
+// skipped), rather than risk ending the body where the parser does not.
 func heredocDelim(src string, i int) string {
 	if i < len(src) && src[i] == '-' {
 		i++
@@ -459,17 +461,39 @@ func heredocDelim(src string, i int) string {
 		i++
 	}
 	var sb strings.Builder
-	for ; i < len(src) && sb.Len() < 256; i++ {
+	for ; i < len(src) && sb.Len() < 1024; i++ {
 		switch c := src[i]; c {
 		case ' ', '\t', '\n', ';', '&', '|', '<', '>', '(', ')':
 			return sb.String()
-		case '\'', '"', '\\':
+		case '$', '`':
+			return neverDelim
+		case '\\':
+			if i+1 < len(src) {
+				i++
+				sb.WriteByte(src[i])
+			}
+		case '\'', '"':
+			j := strings.IndexByte(src[i+1:], c)
+			if j < 0 {
+				return neverDelim
+			}
+			if c == '"' && strings.ContainsAny(src[i+1:i+1+j], "\\$`") {
+				return neverDelim
+			}
+			sb.WriteString(src[i+1 : i+1+j])
+			i += j + 1
 		default:
 			sb.WriteByte(c)
 		}
 	}
+	if i < len(src) {
+		return neverDelim
+	}
 	return sb.String()
 }
+
+// neverDelim matches no line: arguments never hold NUL (DecodeArguments refuses it).
+const neverDelim = "\x00"
 
 // heredoc is a here-document whose body is to come: its delimiter, and whether it was opened by
 // "<<-" (leading tabs are stripped, the delimiter line included).

@@ -154,6 +154,7 @@ func TestShellInputLimits(t *testing.T) {
 		{"unbalanced parentheses in a here-document body do not close code", map[string]any{"command": deep("( cat <<'E'\n))\nE\n", "ls", ")", 200)}, true},
 		{"a quote in a here-document body does not hide code", map[string]any{"command": "cat <<E\n'\nE\n" + deep("(", "ls", ")", 200) + "\n#'"}, true},
 		{"a tab-indented delimiter does not end a << body", map[string]any{"command": "cat <<E\n\tE\n'\nE\n" + deep("(", "ls", ")", 200) + "\n#'"}, true},
+		{"an escaped blank is part of a delimiter", map[string]any{"command": "cat <<E\\ F\nE\n'\nE F\n" + deep("(", "ls", ")", 200) + "\n#'"}, true},
 		{"let with << is not read as a here-document", map[string]any{"command": strings.Repeat("let a<<b\n((((\nb\n", 60) + "ls" + strings.Repeat("))))", 60)}, true},
 
 		{"ordinary nesting", map[string]any{"command": `for f in $(ls); do if [ -f "$f" ]; then echo "$(basename "$f" .go)" | (cat; echo) && x=$((1+(2*3))); fi; done`}, false},
