@@ -27,6 +27,7 @@ func shellSeeds() []string {
 			"echo $(("+deep("(", "1", ")", n)+"))",
 			"echo $[ "+strings.Repeat("- ", n)+"1 ]",
 			deep("{ ", "ls", "; }", n),
+			strings.Repeat("{ echo }; ", n),
 			deep("if a; then ", "ls", "; fi", n),
 			deep("while a; do ", "ls", "; done", n),
 			deep("case x in a) ", "ls", ";; esac", n),

@@ -56,7 +56,8 @@ func (s *state) overLimit(format string, args ...any) {
 // Kinds of scan levels.
 const (
 	lvParen    = iota // ( … ) subshell, <( … ), >( … ), a parenthesis in a test or arithmetic
-	lvBrace           // { … }
+	lvBrace           // { … } a group: closed by a "}" where a command starts
+	lvBraceLit        // { … } in a word (brace expansion): closed by any "}"
 	lvBrack           // [ … ]
 	lvSubst           // $( … )
 	lvBacktick        // ` … `
@@ -286,12 +287,16 @@ func scanShellStats(src string) (st scanStats, reason string) {
 				}
 				cmdPos = k == lvCase // after a case pattern comes a command
 			case '{':
-				err = push(lvBrace, i)
-				cmdPos = true
+				if cmdPos {
+					err = push(lvBrace, i)
+				} else {
+					err = push(lvBraceLit, i)
+				}
 			case '}':
-				if k == lvBrace {
+				if k == lvBraceLit || (k == lvBrace && cmdPos) { // "{ echo }" leaves the group open
 					pop()
 				}
+				cmdPos = false
 			case '[':
 				err = push(lvBrack, i)
 			case ']':

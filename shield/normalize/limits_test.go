@@ -129,6 +129,7 @@ func TestShellInputLimits(t *testing.T) {
 		{"parameter expansions", map[string]any{"command": "echo " + deep("${a:-", "x", "}", 200)}, true},
 		{"arithmetic in a parameter expansion", map[string]any{"command": "echo ${a:" + deep("(", "1", ")", 20000) + "}"}, true},
 		{"unary minus in a parameter offset", map[string]any{"command": "echo ${a:" + strings.Repeat("- ", 20000) + "1}"}, true},
+		{"} as an argument does not close a group", map[string]any{"command": strings.Repeat("{ echo }; ", 200)}, true},
 		{"braces", map[string]any{"command": deep("{ ", "ls", "; }", 200)}, true},
 		{"if blocks", map[string]any{"command": deep("if a; then ", "ls", "; fi", 200)}, true},
 		{"while loops", map[string]any{"command": deep("while a; do ", "ls", "; done", 200)}, true},
