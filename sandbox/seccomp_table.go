@@ -213,6 +213,8 @@ func buildTable() []syscallRule {
 		t = append(t, syscallRule{names: []string{"socket", "socketpair"}, all: []argCmp{int32Arg(0, family)},
 			why: "address families other than unix, IPv4 and IPv6"})
 	}
+	t = append(t, syscallRule{names: []string{"clone"}, all: []argCmp{flagSet(0, unix.CLONE_PARENT)},
+		why: "making the new process a child of the caller's parent (the engine), out of the sandbox's process tree"})
 	for _, flag := range namespaceCloneFlags {
 		t = append(t, syscallRule{names: []string{"clone"}, all: []argCmp{flagSet(0, flag)},
 			why: "creating namespaces"})

@@ -235,6 +235,8 @@ func TestSeccompScope(t *testing.T) {
 		{"process_madvise", "process_madvise", [6]uint64{3}, true},
 		{"kcmp", "kcmp", [6]uint64{4242, 4243}, true},
 		{"perf_event_open", "perf_event_open", [6]uint64{0, 4242}, true},
+		{"clone CLONE_PARENT", "clone", [6]uint64{unix.CLONE_PARENT | uint64(unix.SIGCHLD)}, true},
+		{"clone a thread", "clone", [6]uint64{unix.CLONE_VM | unix.CLONE_FS | unix.CLONE_FILES | unix.CLONE_SIGHAND | unix.CLONE_THREAD | unix.CLONE_SYSVSEM}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, p := range []Profile{{}, {Spawn: true, Unix: true, Metadata: true, ConnectTCP: []uint16{1}, ConnectUDP: []uint16{1}}} {

@@ -269,6 +269,11 @@ var victims = []victim{
 			_, _, errno := unix.RawSyscall(unix.SYS_CLONE3, 0, 0, 0)
 			return errnoOrNil(errno)
 		}},
+	// The new process would be a child of the victim's parent (here the test; for an agent, the
+	// engine), outside the sandbox's process tree.
+	{name: "clone with CLONE_PARENT when spawning is allowed", wantConfined: "EPERM",
+		profile: func(victimCtx) Profile { return Profile{Spawn: true} },
+		op:      func(victimCtx) error { return cloneFlags(unix.CLONE_PARENT) }},
 	{name: "user namespace", profile: zeroProfile, wantConfined: "EPERM",
 		op: func(victimCtx) error { return cloneNewUser() }},
 	// The kernel refuses unshare(CLONE_NEWUSER) to multi-threaded processes (every Go process)
