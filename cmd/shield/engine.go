@@ -138,7 +138,7 @@ func runEngine(ctx context.Context, env *cmdEnv, args []string) error {
 	shell := &exec.Shell{ShieldBin: self, Workspace: ws}
 	var fetcher *exec.Fetcher
 	if len(cfg.Egress) > 0 {
-		fetcher = &exec.Fetcher{Allow: cfg.Egress}
+		fetcher = &exec.Fetcher{Allow: cfg.Egress, Log: log}
 	}
 	tools, err := engine.NewTools(ws, shell, fetcher)
 	if err != nil {
