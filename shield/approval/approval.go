@@ -31,6 +31,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/shieldsec/shield/audit"
 	"github.com/shieldsec/shield/shield"
 )
 
@@ -51,11 +52,18 @@ const MaxGrant = 24 * time.Hour
 
 // Approval is one request for a human decision.
 type Approval struct {
-	ID          string            `json:"id"`
-	ActionHash  string            `json:"action_hash"`
-	Tool        string            `json:"tool"`
-	ActionClass string            `json:"action_class"`
-	Arguments   json.RawMessage   `json:"arguments"`
+	ID          string `json:"id"`
+	ActionHash  string `json:"action_hash"`
+	Tool        string `json:"tool"`
+	ActionClass string `json:"action_class"`
+	// Arguments are the call's arguments redacted as in a decision record (audit.Redactor):
+	// the store, the audit trail, the API and the webhook never see the secrets in them.
+	Arguments json.RawMessage `json:"arguments"`
+	// ArgsHash is the hex SHA-256 of the original arguments' RFC 8785 form (a decision
+	// record's args_hash); Redacted lists the JSON pointers of the replaced values.
+	ArgsHash    string            `json:"args_hash,omitempty"`
+	Redacted    []string          `json:"redacted,omitempty"`
+	ArgsInvalid bool              `json:"args_invalid,omitempty"`
 	SessionID   string            `json:"session_id"`
 	AgentID     string            `json:"agent_id"`
 	Caller      string            `json:"caller"`
@@ -98,7 +106,10 @@ type Config struct {
 	// (header X-Shield-Signature: sha256=<hex of HMAC(secret, body)>). Optional.
 	WebhookURL    string
 	WebhookSecret []byte
-	Log           *slog.Logger
+	// Redact configures the redaction of call arguments before a request is stored; pass the
+	// audit log's (audit.Config.Redact). The zero value redacts with the built-in patterns.
+	Redact audit.Redaction
+	Log    *slog.Logger
 }
 
 // Errors of Resolve and Await.
@@ -114,6 +125,7 @@ var (
 type Service struct {
 	cfg  Config
 	db   *bolt.DB
+	red  *audit.Redactor
 	now  func() time.Time
 	http *http.Client
 
@@ -132,6 +144,9 @@ var (
 	bucket       = []byte("approvals")
 	byCallBucket = []byte("by_call")
 	openBucket   = []byte("open")
+	metaBucket   = []byte("meta")
+	// redactedKey in metaBucket marks a store whose requests are all redacted.
+	redactedKey = []byte("redacted_v1")
 )
 
 func callPrefix(hash, session string) []byte {
@@ -190,6 +205,10 @@ func Open(cfg Config) (*Service, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
+	red, err := audit.NewRedactor(cfg.Redact)
+	if err != nil {
+		return nil, fmt.Errorf("approval: %w", err)
+	}
 	db, err := bolt.Open(cfg.Path, 0o600, &bolt.Options{Timeout: 2 * time.Second})
 	if err != nil {
 		return nil, fmt.Errorf("open approval store: %w", err)
@@ -198,7 +217,11 @@ func Open(cfg Config) (*Service, error) {
 		db.Close()
 		return nil, err
 	}
-	s := &Service{cfg: cfg, db: db, now: time.Now, http: &http.Client{Timeout: 5 * time.Second,
+	if err := db.Update(func(tx *bolt.Tx) error { return redactStored(tx, red) }); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("approval: redact stored requests: %w", err)
+	}
+	s := &Service{cfg: cfg, db: db, red: red, now: time.Now, http: &http.Client{Timeout: 5 * time.Second,
 		// The signed body goes to the configured URL only.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		changed: make(chan struct{}), done: make(chan struct{})}
@@ -238,6 +261,46 @@ func (s *Service) record(ctx context.Context, typ string, a *Approval) {
 	if err := s.cfg.Recorder.Record(context.WithoutCancel(ctx), typ, a); err != nil {
 		s.cfg.Log.Error("audit record failed", "type", typ, "approval", a.ID, "error", err.Error())
 	}
+}
+
+// redactArgs replaces a.Arguments (as received) by their redacted form.
+func redactArgs(red *audit.Redactor, a *Approval) error {
+	if len(a.Arguments) == 0 {
+		return nil
+	}
+	r, err := red.Arguments(a.Arguments)
+	if err != nil {
+		return fmt.Errorf("redact arguments: %w", err)
+	}
+	a.Arguments, a.ArgsHash, a.Redacted, a.ArgsInvalid = r.Arguments, r.Hash, r.Paths, r.Invalid
+	return nil
+}
+
+// redactStored redacts, once, the requests of a store written before arguments were redacted.
+func redactStored(tx *bolt.Tx, red *audit.Redactor) error {
+	meta, err := tx.CreateBucketIfNotExists(metaBucket)
+	if err != nil {
+		return err
+	}
+	if meta.Get(redactedKey) != nil {
+		return nil
+	}
+	as, err := all(tx)
+	if err != nil {
+		return err
+	}
+	for _, a := range as {
+		if a.ArgsHash != "" || len(a.Arguments) == 0 {
+			continue
+		}
+		if err := redactArgs(red, a); err != nil {
+			return fmt.Errorf("approval %s: %w", a.ID, err)
+		}
+		if err := put(tx, a); err != nil {
+			return err
+		}
+	}
+	return meta.Put(redactedKey, []byte{1})
 }
 
 func put(tx *bolt.Tx, a *Approval) error {
@@ -665,6 +728,10 @@ func (t *Tier) Evaluate(ctx context.Context, in *shield.Input) (shield.Result, e
 		}
 		if slices.Contains(s.cfg.TwoPersonClasses, a.ActionClass) {
 			a.NeedApprovers = 2
+		}
+		// Before anything keeps or shows the request: store, audit record, webhook, API.
+		if err := redactArgs(s.red, a); err != nil {
+			return err
 		}
 		created = a
 		res = shield.Result{EscalationID: a.ID, Findings: []shield.Finding{{Decision: shield.Escalate, Rule: "approval:requested",
