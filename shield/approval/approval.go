@@ -1,12 +1,14 @@
 // Package approval is Tier 3 of the decision pipeline: human approval. A call that tiers 0–2
 // left at ESCALATE becomes a pending approval, stored so it survives restarts, holding the full
-// call, each tier's reasons and the requester. A person approves or denies it; an approval is
-// bound to the exact action hash and session, single-use and expiring, and the agent, session or
-// caller that asked can never approve its own request. A request nobody answers in time is denied.
-// The runtime re-submits the call after approval; the tier then consumes the approval and allows
+// call (arguments redacted), each tier's reasons and the requester. A person approves or denies
+// it; an approval is bound to the exact action hash, the session and the requesting identity
+// (the authenticated caller), single-use and expiring, and the agent, session or caller that
+// asked can never approve its own request. A request nobody answers in time is denied. The
+// runtime re-submits the call after approval; the tier then consumes the approval and allows
 // that one call (or, under a scoped grant, allows the same call in that session until the grant
-// ends). A denial (or a time-out) blocks the same call in the same session from then on; another
-// session asks again.
+// ends). A denial (or a time-out) blocks the same call in the same session by the same caller
+// from then on; another session or caller asks again. Resolved requests are pruned after the
+// configured retention (the audit trail keeps them).
 //
 // approval imports shield (it implements shield.Tier); shield/server and cmd/shield use it.
 package approval
@@ -675,10 +677,13 @@ func (t *Tier) Evaluate(ctx context.Context, in *shield.Input) (shield.Result, e
 		if err != nil {
 			return err
 		}
-		// as is oldest first: the latest request for this call in this session decides.
+		// as is oldest first: the latest request for this call in this session by this caller
+		// decides. A request belongs to the authenticated identity that asked: another caller
+		// using the same session id neither consumes its approval nor meets its denial, and gets
+		// a request of its own.
 		var pending, denied *Approval
 		for _, a := range as {
-			if a.ActionHash != in.ActionHash || a.SessionID != in.Call.Context.SessionID {
+			if a.ActionHash != in.ActionHash || a.SessionID != in.Call.Context.SessionID || a.Caller != in.Call.Context.Caller {
 				continue
 			}
 			switch {

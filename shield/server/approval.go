@@ -19,14 +19,38 @@ type ApprovalService struct {
 	s *approval.Service
 	// identity returns the authenticated caller of a request ("" when unknown).
 	identity func(context.Context) string
+	// roles returns the caller's roles (Roles: those the auth interceptor found).
+	roles func(context.Context) []string
 }
 
 var _ shieldv1.ApprovalServiceServer = (*ApprovalService)(nil)
 
-// NewApprovalService returns the adapter; identity names the resolver of Resolve calls.
+// NewApprovalService returns the adapter; identity names the resolver of Resolve calls and the
+// requester of Get and AwaitDecision calls.
 func NewApprovalService(s *approval.Service, identity func(context.Context) string) *ApprovalService {
-	return &ApprovalService{s: s, identity: identity}
+	return &ApprovalService{s: s, identity: identity, roles: Roles}
 }
+
+// visible reports whether the caller may see request x: approvers and admins see every
+// request, anyone else only its own (the identity that asked). An invisible request is
+// NOT_FOUND, as an unknown id is, so that ids are no oracle.
+func (a *ApprovalService) visible(ctx context.Context, x *approval.Approval) bool {
+	if a.roles != nil {
+		for _, r := range a.roles(ctx) {
+			if r == RoleApprover || r == RoleAdmin {
+				return true
+			}
+		}
+	}
+	who := ""
+	if a.identity != nil {
+		who = a.identity(ctx)
+	}
+	return who != "" && who == x.Caller
+}
+
+// errNotVisible is what a caller who may not see a request gets: the same as for no request.
+var errNotVisible = status.Error(codes.NotFound, approval.ErrNotFound.Error())
 
 // approvalError maps the service's errors to status codes.
 func approvalError(err error) error {
@@ -83,6 +107,9 @@ func (a *ApprovalService) Get(ctx context.Context, req *shieldv1.GetApprovalRequ
 	if err != nil {
 		return nil, approvalError(err)
 	}
+	if !a.visible(ctx, x) {
+		return nil, errNotVisible
+	}
 	return approvalToProto(x), nil
 }
 
@@ -122,7 +149,16 @@ func (a *ApprovalService) Watch(_ *shieldv1.WatchApprovalsRequest, st shieldv1.A
 
 // AwaitDecision implements shieldv1.ApprovalServiceServer.
 func (a *ApprovalService) AwaitDecision(ctx context.Context, req *shieldv1.AwaitDecisionRequest) (*shieldv1.Approval, error) {
-	x, err := a.s.Await(ctx, req.GetId())
+	// Visibility first: a caller who may not see the request does not learn that it exists
+	// (nor, by waiting, when it is decided).
+	x, err := a.s.Get(req.GetId())
+	if err != nil {
+		return nil, approvalError(err)
+	}
+	if !a.visible(ctx, x) {
+		return nil, errNotVisible
+	}
+	x, err = a.s.Await(ctx, req.GetId())
 	if err != nil {
 		return nil, approvalError(err)
 	}
