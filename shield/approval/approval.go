@@ -19,6 +19,7 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -104,6 +105,11 @@ type Config struct {
 	// TwoPersonClasses are action classes that need two distinct approvers.
 	TwoPersonClasses []string
 	Recorder         Recorder
+	// Retention is how long a resolved request (denied, used or expired) stays in the store
+	// after its resolution; the sweeper prunes it then (the audit trail keeps its records).
+	// Default 30 days; negative keeps every request. A pruned denial no longer blocks the call:
+	// it asks again.
+	Retention time.Duration
 	// WebhookURL receives an HMAC-SHA256-signed JSON notification for each new request
 	// (header X-Shield-Signature: sha256=<hex of HMAC(secret, body)>). Optional.
 	WebhookURL    string
@@ -138,15 +144,20 @@ type Service struct {
 	closeOnce sync.Once
 }
 
-// Buckets: approvals by id (JSON), and two indexes kept in the same transactions so that
-// evaluating a call and sweeping expiries do not scan the whole history:
-//   - byCall: action hash, 0, session, 0, created (8 bytes big-endian ns), id → empty
-//   - open:   id → empty, for pending and approved requests (those that can still change by time)
+// DefaultRetention is the default Config.Retention.
+const DefaultRetention = 30 * 24 * time.Hour
+
+// Buckets: approvals by id (JSON), and indexes kept in the same transactions so that
+// evaluating a call, sweeping expiries, listing a page and watching do not read the history:
+//   - byCall:    action hash, 0, session, 0, created (8 bytes big-endian ns), id → empty
+//   - open:      id → empty, for pending and approved requests (those that can still change by time)
+//   - byCreated: created (8 bytes big-endian ns), id → state
 var (
-	bucket       = []byte("approvals")
-	byCallBucket = []byte("by_call")
-	openBucket   = []byte("open")
-	metaBucket   = []byte("meta")
+	bucket          = []byte("approvals")
+	byCallBucket    = []byte("by_call")
+	openBucket      = []byte("open")
+	byCreatedBucket = []byte("by_created")
+	metaBucket      = []byte("meta")
 	// redactedKey in metaBucket marks a store whose requests are all redacted.
 	redactedKey = []byte("redacted_v1")
 )
@@ -166,8 +177,8 @@ func initBuckets(tx *bolt.Tx) error {
 	if _, err := tx.CreateBucketIfNotExists(bucket); err != nil {
 		return err
 	}
-	build := tx.Bucket(byCallBucket) == nil || tx.Bucket(openBucket) == nil
-	for _, b := range [][]byte{byCallBucket, openBucket} {
+	build := tx.Bucket(byCallBucket) == nil || tx.Bucket(openBucket) == nil || tx.Bucket(byCreatedBucket) == nil
+	for _, b := range [][]byte{byCallBucket, openBucket, byCreatedBucket} {
 		if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 			return err
 		}
@@ -194,6 +205,9 @@ func Open(cfg Config) (*Service, error) {
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 15 * time.Minute
+	}
+	if cfg.Retention == 0 {
+		cfg.Retention = DefaultRetention
 	}
 	if cfg.WebhookURL != "" {
 		u, err := url.Parse(cfg.WebhookURL)
@@ -316,10 +330,31 @@ func put(tx *bolt.Tx, a *Approval) error {
 	if err := tx.Bucket(byCallBucket).Put(callKey(a), nil); err != nil {
 		return err
 	}
+	if err := tx.Bucket(byCreatedBucket).Put(createdKey(a.Created, a.ID), []byte(a.State)); err != nil {
+		return err
+	}
 	if a.State == Pending || a.State == Approved {
 		return tx.Bucket(openBucket).Put([]byte(a.ID), nil)
 	}
 	return tx.Bucket(openBucket).Delete([]byte(a.ID))
+}
+
+func createdKey(created time.Time, id string) []byte {
+	k := binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(id)), uint64(created.UnixNano()))
+	return append(k, id...)
+}
+
+// remove deletes a request and its index entries.
+func remove(tx *bolt.Tx, a *Approval) error {
+	for _, d := range []struct {
+		b []byte
+		k []byte
+	}{{bucket, []byte(a.ID)}, {byCallBucket, callKey(a)}, {openBucket, []byte(a.ID)}, {byCreatedBucket, createdKey(a.Created, a.ID)}} {
+		if err := tx.Bucket(d.b).Delete(d.k); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // forCall returns the requests for one action in one session, oldest first.
@@ -405,19 +440,155 @@ func (s *Service) List(pendingOnly bool) ([]*Approval, error) {
 	return out, err
 }
 
-// sweep denies pending approvals whose time ran out.
+// ErrBadPageToken is returned for a page token that List did not issue.
+var ErrBadPageToken = errors.New("approval: invalid page token")
+
+// MaxPageSize bounds ListOptions.Limit.
+const MaxPageSize = 500
+
+// ListOptions selects a page of List.
+type ListOptions struct {
+	// PendingOnly leaves out resolved requests.
+	PendingOnly bool
+	// After is the NextToken of the previous page ("" for the first).
+	After string
+	// Limit is the page size: default 50, at most MaxPageSize.
+	Limit int
+}
+
+// Cursor is the page token that continues a listing after a.
+func Cursor(a *Approval) string {
+	return base64.RawURLEncoding.EncodeToString(createdKey(a.Created, a.ID))
+}
+
+// ListPage returns one page of requests, oldest first, and the token of the next page ("" on
+// the last). It reads only the requests it returns.
+func (s *Service) ListPage(o ListOptions) (page []*Approval, next string, err error) {
+	if o.Limit <= 0 {
+		o.Limit = 50
+	}
+	o.Limit = min(o.Limit, MaxPageSize)
+	var after []byte
+	if o.After != "" {
+		after, err = base64.RawURLEncoding.DecodeString(o.After)
+		if err != nil || len(after) <= 8 || len(after) > 8+64 {
+			return nil, "", ErrBadPageToken
+		}
+	}
+	err = s.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(byCreatedBucket).Cursor()
+		k, v := c.First()
+		if after != nil {
+			k, v = c.Seek(after)
+			if k != nil && bytes.Equal(k, after) {
+				k, v = c.Next()
+			}
+		}
+		for ; k != nil; k, v = c.Next() {
+			if o.PendingOnly && State(v) != Pending {
+				continue
+			}
+			if len(page) == o.Limit {
+				next = Cursor(page[len(page)-1])
+				return nil
+			}
+			if len(k) <= 8 {
+				return fmt.Errorf("corrupt index key %q", k)
+			}
+			a, err := get(tx, string(k[8:]))
+			if err != nil {
+				return err
+			}
+			page = append(page, a)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return page, next, nil
+}
+
+// sweep denies pending approvals whose time ran out and, once a minute, prunes resolved ones
+// past the retention.
 func (s *Service) sweep() {
 	defer s.wg.Done()
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
+	var pruned time.Time
 	for {
 		select {
 		case <-s.done:
 			return
 		case <-t.C:
 			s.expire()
+			if now := s.now(); now.Sub(pruned) >= time.Minute {
+				pruned = now
+				if _, err := s.prune(); err != nil {
+					s.cfg.Log.Error("approval pruning", "error", err.Error())
+				}
+			}
 		}
 	}
+}
+
+// maxPrune bounds the requests one prune removes (one transaction); the next round goes on.
+const maxPrune = 1000
+
+// prune removes resolved requests (denied, used, expired) resolved more than the retention
+// ago, oldest first, and reports how many.
+func (s *Service) prune() (int, error) {
+	if s.cfg.Retention < 0 {
+		return 0, nil
+	}
+	cutoff := s.now().Add(-s.cfg.Retention)
+	n := 0
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		c := tx.Bucket(byCreatedBucket).Cursor()
+		var gone []*Approval
+		for k, v := c.First(); k != nil && len(gone) < maxPrune; k, v = c.Next() {
+			if len(k) <= 8 {
+				return fmt.Errorf("corrupt index key %q", k)
+			}
+			// Created precedes the resolution: nothing created after the cutoff qualifies.
+			if int64(binary.BigEndian.Uint64(k)) > cutoff.UnixNano() {
+				break
+			}
+			if st := State(v); st != Denied && st != Used && st != Expired {
+				continue
+			}
+			a, err := get(tx, string(k[8:]))
+			if err != nil {
+				return err
+			}
+			at := a.ResolvedAt
+			if at.IsZero() {
+				at = a.Created
+			}
+			if at.After(cutoff) {
+				continue
+			}
+			gone = append(gone, a)
+		}
+		// Deleting while iterating would move the cursor: remove afterwards.
+		for _, a := range gone {
+			if err := remove(tx, a); err != nil {
+				return err
+			}
+		}
+		n = len(gone)
+		if n == 0 {
+			return errReadOnly
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errReadOnly) {
+		return 0, err
+	}
+	if n > 0 {
+		s.notify()
+	}
+	return n, nil
 }
 
 func (s *Service) expire() {
@@ -571,29 +742,50 @@ func (s *Service) Await(ctx context.Context, id string) (*Approval, error) {
 
 // Watch sends the pending approvals, then every approval that is created or changes state, until
 // ctx ends.
+// It reads the state index on each change and only the requests that changed.
 func (s *Service) Watch(ctx context.Context, fn func(*Approval) error) error {
 	seen := map[string]State{}
-	as, err := s.List(false)
-	if err != nil {
-		return err
-	}
-	for _, a := range as {
-		if a.State != Pending {
-			seen[a.ID] = a.State
-		}
-	}
+	first := true
 	for {
 		ch := s.changes()
-		as, err := s.List(false)
+		var changed []*Approval
+		err := s.db.View(func(tx *bolt.Tx) error {
+			now := map[string]State{}
+			err := tx.Bucket(byCreatedBucket).ForEach(func(k, v []byte) error {
+				if len(k) <= 8 {
+					return fmt.Errorf("corrupt index key %q", k)
+				}
+				id, st := string(k[8:]), State(v)
+				now[id] = st
+				if first && st != Pending {
+					seen[id] = st
+				}
+				if seen[id] == st {
+					return nil
+				}
+				a, err := get(tx, id)
+				if err != nil {
+					return err
+				}
+				changed = append(changed, a)
+				return nil
+			})
+			// Forget pruned requests.
+			for id := range seen {
+				if _, ok := now[id]; !ok {
+					delete(seen, id)
+				}
+			}
+			return err
+		})
 		if err != nil {
 			return err
 		}
-		for _, a := range as {
-			if seen[a.ID] != a.State {
-				seen[a.ID] = a.State
-				if err := fn(a); err != nil {
-					return err
-				}
+		first = false
+		for _, a := range changed {
+			seen[a.ID] = a.State
+			if err := fn(a); err != nil {
+				return err
 			}
 		}
 		select {

@@ -3,10 +3,13 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	shieldv1 "github.com/shieldsec/shield/proto/shield/v1"
@@ -59,6 +62,8 @@ func approvalError(err error) error {
 		return nil
 	case errors.Is(err, approval.ErrNotFound):
 		return status.Error(codes.NotFound, err.Error())
+	case errors.Is(err, approval.ErrBadPageToken):
+		return status.Error(codes.InvalidArgument, err.Error())
 	case errors.Is(err, approval.ErrNotPending):
 		return status.Error(codes.FailedPrecondition, err.Error())
 	case errors.Is(err, approval.ErrSelfApproval), errors.Is(err, approval.ErrSameApprover):
@@ -71,10 +76,38 @@ func approvalError(err error) error {
 	return status.Error(codes.Internal, "approval store error")
 }
 
+// Bounds of list views: every response but Get carries at most previewBytes of arguments, and
+// a ListPending page holds about maxPageBytes (at least one request).
+const (
+	previewBytes = 1024
+	maxPageBytes = 1 << 20
+)
+
+// argumentsPreview cuts args to about n bytes (at a UTF-8 boundary) and appends a marker.
+func argumentsPreview(args string, n int) (string, bool) {
+	if len(args) <= n {
+		return args, false
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(args[cut]) {
+		cut--
+	}
+	return args[:cut] + fmt.Sprintf("…[truncated: %d of %d bytes; Get shows them all]", cut, len(args)), true
+}
+
+// approvalPreview is the list view of a request: arguments cut to a preview.
+func approvalPreview(a *approval.Approval) *shieldv1.Approval {
+	p := approvalToProto(a)
+	p.ArgumentsJson, p.ArgumentsTruncated = argumentsPreview(p.ArgumentsJson, previewBytes)
+	return p
+}
+
+// approvalToProto is the full view of a request (Get).
 func approvalToProto(a *approval.Approval) *shieldv1.Approval {
 	p := &shieldv1.Approval{
 		Id: a.ID, State: string(a.State), ActionHash: a.ActionHash, Tool: a.Tool, ActionClass: a.ActionClass,
-		ArgumentsJson: string(a.Arguments), SessionId: a.SessionID, AgentId: a.AgentID, Caller: a.Caller,
+		ArgumentsJson: string(a.Arguments), ArgumentsBytes: int64(len(a.Arguments)), ArgsHash: a.ArgsHash, Redacted: a.Redacted,
+		SessionId: a.SessionID, AgentId: a.AgentID, Caller: a.Caller,
 		Rules: a.Rules, Reason: a.Reason, Created: timestamppb.New(a.Created), Expires: timestamppb.New(a.Expires),
 		Approvers: a.Approvers, Resolver: a.Resolver, Comment: a.Comment, NeedApprovers: int32(a.NeedApprovers),
 		CallId: a.CallID, Cwd: a.Cwd, Labels: a.Labels, Runtime: a.Runtime,
@@ -88,16 +121,28 @@ func approvalToProto(a *approval.Approval) *shieldv1.Approval {
 	return p
 }
 
-// ListPending implements shieldv1.ApprovalServiceServer.
-func (a *ApprovalService) ListPending(ctx context.Context, _ *shieldv1.ListPendingApprovalsRequest) (*shieldv1.ListPendingApprovalsResponse, error) {
-	as, err := a.s.List(true)
+// ListPending implements shieldv1.ApprovalServiceServer: one page, bounded in count and bytes.
+func (a *ApprovalService) ListPending(ctx context.Context, req *shieldv1.ListPendingApprovalsRequest) (*shieldv1.ListPendingApprovalsResponse, error) {
+	n := int(req.GetPageSize())
+	if n < 0 || n > approval.MaxPageSize {
+		return nil, status.Errorf(codes.InvalidArgument, "page_size must be in [0, %d]", approval.MaxPageSize)
+	}
+	as, next, err := a.s.ListPage(approval.ListOptions{PendingOnly: !req.GetIncludeResolved(), After: req.GetPageToken(), Limit: n})
 	if err != nil {
 		return nil, approvalError(err)
 	}
 	out := &shieldv1.ListPendingApprovalsResponse{}
-	for _, x := range as {
-		out.Approvals = append(out.Approvals, approvalToProto(x))
+	size := 0
+	for i, x := range as {
+		p := approvalPreview(x)
+		if size += proto.Size(p); size > maxPageBytes && i > 0 {
+			// The page is full: the next one starts after the last request sent.
+			next = approval.Cursor(as[i-1])
+			break
+		}
+		out.Approvals = append(out.Approvals, p)
 	}
+	out.NextPageToken = next
 	return out, nil
 }
 
@@ -139,12 +184,12 @@ func (a *ApprovalService) Resolve(ctx context.Context, req *shieldv1.ResolveAppr
 	if err != nil {
 		return nil, approvalError(err)
 	}
-	return approvalToProto(x), nil
+	return approvalPreview(x), nil
 }
 
 // Watch implements shieldv1.ApprovalServiceServer.
 func (a *ApprovalService) Watch(_ *shieldv1.WatchApprovalsRequest, st shieldv1.ApprovalService_WatchServer) error {
-	return approvalError(a.s.Watch(st.Context(), func(x *approval.Approval) error { return st.Send(approvalToProto(x)) }))
+	return approvalError(a.s.Watch(st.Context(), func(x *approval.Approval) error { return st.Send(approvalPreview(x)) }))
 }
 
 // AwaitDecision implements shieldv1.ApprovalServiceServer.
@@ -162,5 +207,5 @@ func (a *ApprovalService) AwaitDecision(ctx context.Context, req *shieldv1.Await
 	if err != nil {
 		return nil, approvalError(err)
 	}
-	return approvalToProto(x), nil
+	return approvalPreview(x), nil
 }
