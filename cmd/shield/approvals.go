@@ -25,10 +25,7 @@ func init() {
 	register(&command{name: "approvals", summary: "list, show, approve, deny or watch human approval requests", run: runApprovals})
 }
 
-const approvalsUsage = `list|show ID|approve ID|deny ID|watch [--addr ADDR] [--state-dir DIR] [--token-env VAR] [--comment TEXT] [--for DURATION] [--limit N] [--all] [--json]`
-
-// approvalsPageSize is the page size list asks for; it follows pages up to --limit.
-const approvalsPageSize = 100
+const approvalsUsage = `list|show ID|approve ID|deny ID|watch [--addr ADDR] [--state-dir DIR] [--token-env VAR] [--comment TEXT] [--for DURATION] [--limit N] [--page-size N] [--all] [--json]`
 
 // dialService connects to a running service: --addr (unix:///path or host:port), else the unix
 // socket in the state dir. A bearer token is read from the environment variable named by tokenEnv.
@@ -64,6 +61,7 @@ func runApprovals(ctx context.Context, env *cmdEnv, args []string) error {
 	grant := fs.Duration("for", 0, "with approve: a scoped grant, allowing the same call in the same session for this long (at most 24h) instead of once")
 	asJSON := fs.Bool("json", false, "print JSON")
 	limit := fs.Int("limit", 0, "with list: show at most this many requests (0: all)")
+	pageSize := fs.Int("page-size", 100, "with list: requests asked for per page (at most 500); list follows the pages")
 	listAll := fs.Bool("all", false, "with list: also resolved requests (kept for approvals.retention)")
 	// Flags may come before or after the id.
 	var pos []string
@@ -98,8 +96,8 @@ func runApprovals(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	switch sub {
 	case "list":
-		if *limit < 0 {
-			return usageError{"--limit must not be negative"}
+		if *limit < 0 || *pageSize < 1 || *pageSize > 500 {
+			return usageError{"--limit must not be negative; --page-size must be in [1, 500]"}
 		}
 		var tw *tabwriter.Writer
 		if !*asJSON {
@@ -109,7 +107,7 @@ func runApprovals(ctx context.Context, env *cmdEnv, args []string) error {
 		// Pages are bounded by the service; follow them until the last or --limit.
 		n, token := 0, ""
 		for {
-			size := approvalsPageSize
+			size := *pageSize
 			if *limit > 0 {
 				size = min(size, *limit-n)
 			}

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 
 	shieldv1 "github.com/shieldsec/shield/proto/shield/v1"
 	"github.com/shieldsec/shield/shield"
@@ -221,6 +223,72 @@ func TestApprovalAPIRedacted(t *testing.T) {
 		}
 		if !json.Valid([]byte(a.GetArgumentsJson())) || !strings.Contains(a.GetArgumentsJson(), "[REDACTED]") {
 			t.Errorf("arguments %q, want redacted JSON", a.GetArgumentsJson())
+		}
+	}
+}
+
+// TestApprovalListPagesBounded: five requests with 1 MB arguments and large labels list in
+// pages bounded in count and bytes, with argument previews; Get has the whole arguments; bad
+// paging parameters are INVALID_ARGUMENT.
+func TestApprovalListPagesBounded(t *testing.T) {
+	_, ac, svc := approvalServer(t, approval.Config{})
+	big := strings.Repeat("y", 1000_000)
+	labels := map[string]string{}
+	for i := range 64 {
+		labels[fmt.Sprintf("l%02d", i)] = strings.Repeat("z", 4000)
+	}
+	var ids []string
+	for i := range 5 {
+		args, _ := json.Marshal(map[string]any{"command": "echo " + big, "n": i})
+		res, err := svc.Tier().Evaluate(context.Background(), &shield.Input{Call: &shield.Call{Tool: "Bash", Arguments: args,
+			Context: shield.CallContext{SessionID: "s", Caller: "token:agent-a", Labels: labels}}, Action: &normalize.Action{Class: "exec"},
+			ActionHash: fmt.Sprintf("h%d", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, res.EscalationID)
+	}
+	var got []string
+	token, pages := "", 0
+	for {
+		r, err := ac.ListPending(as(tokApprover), &shieldv1.ListPendingApprovalsRequest{PageSize: 500, PageToken: token})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		if n := proto.Size(r); n > maxPageBytes+64<<10 {
+			t.Errorf("page %d is %d bytes", pages, n)
+		}
+		for _, a := range r.GetApprovals() {
+			got = append(got, a.GetId())
+			if !a.GetArgumentsTruncated() || len(a.GetArgumentsJson()) > previewBytes+100 || a.GetArgumentsBytes() < 1000_000 ||
+				!strings.Contains(a.GetArgumentsJson(), "[truncated:") {
+				t.Errorf("list view of %s: truncated %v, %d bytes of %d", a.GetId(), a.GetArgumentsTruncated(), len(a.GetArgumentsJson()), a.GetArgumentsBytes())
+			}
+		}
+		if token = r.GetNextPageToken(); token == "" {
+			break
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(ids) || pages < 2 {
+		t.Errorf("listed %v in %d pages, want %v in more than one (byte bound)", got, pages, ids)
+	}
+	g, err := ac.Get(as(tokApprover), &shieldv1.GetApprovalRequest{Id: ids[4]})
+	if err != nil || g.GetArgumentsTruncated() || !strings.Contains(g.GetArgumentsJson(), big) {
+		t.Errorf("Get: truncated %v, %d bytes, %v", g.GetArgumentsTruncated(), len(g.GetArgumentsJson()), err)
+	}
+	// Resolve and AwaitDecision carry previews too.
+	r, err := ac.Resolve(as(tokApprover), &shieldv1.ResolveApprovalRequest{Id: ids[0]})
+	if err != nil || !r.GetArgumentsTruncated() || len(r.GetArgumentsJson()) > previewBytes+100 {
+		t.Errorf("Resolve: %d bytes, %v", len(r.GetArgumentsJson()), err)
+	}
+	aw, err := ac.AwaitDecision(as(tokAgentA), &shieldv1.AwaitDecisionRequest{Id: ids[0]})
+	if err != nil || aw.GetState() != "denied" || !aw.GetArgumentsTruncated() || len(aw.GetArgumentsJson()) > previewBytes+100 {
+		t.Errorf("AwaitDecision: %d bytes, %v", len(aw.GetArgumentsJson()), err)
+	}
+	for _, req := range []*shieldv1.ListPendingApprovalsRequest{{PageSize: 501}, {PageSize: -1}, {PageToken: "not-a-token"}} {
+		if _, err := ac.ListPending(as(tokApprover), req); status.Code(err) != codes.InvalidArgument {
+			t.Errorf("%v: %v, want InvalidArgument", req, err)
 		}
 	}
 }
