@@ -425,19 +425,22 @@ func (s *Service) Get(id string) (*Approval, error) {
 	return a, err
 }
 
-// List returns approvals, oldest first; pendingOnly filters.
+// List returns every approval kept (or the pending ones), oldest first. It reads them all:
+// services page with ListPage.
 func (s *Service) List(pendingOnly bool) ([]*Approval, error) {
 	var out []*Approval
-	err := s.db.View(func(tx *bolt.Tx) error {
-		as, err := all(tx)
-		for _, a := range as {
-			if !pendingOnly || a.State == Pending {
-				out = append(out, a)
-			}
+	o := ListOptions{PendingOnly: pendingOnly, Limit: MaxPageSize}
+	for {
+		page, next, err := s.ListPage(o)
+		if err != nil {
+			return nil, err
 		}
-		return err
-	})
-	return out, err
+		out = append(out, page...)
+		if next == "" {
+			return out, nil
+		}
+		o.After = next
+	}
 }
 
 // ErrBadPageToken is returned for a page token that List did not issue.

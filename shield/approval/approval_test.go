@@ -333,7 +333,7 @@ func TestApprovalIndexRebuilt(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{byCallBucket, openBucket} {
+		for _, b := range [][]byte{byCallBucket, openBucket, byCreatedBucket} {
 			if err := tx.DeleteBucket(b); err != nil {
 				return err
 			}
@@ -347,6 +347,9 @@ func TestApprovalIndexRebuilt(t *testing.T) {
 	s2 := open(t, Config{Path: path})
 	if d, id2 := eval(t, s2, in("old", "s1", "exec")); d != shield.Escalate || id2 != id {
 		t.Errorf("after rebuild: %s %q, want the pending %q", d, id2, id)
+	}
+	if page, _, err := s2.ListPage(ListOptions{PendingOnly: true}); err != nil || len(page) != 1 || page[0].ID != id {
+		t.Errorf("list after rebuild: %v %v", page, err)
 	}
 }
 
