@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -126,4 +127,69 @@ func TestApprovalPrune(t *testing.T) {
 	if n, err := s.prune(); err != nil || n != 0 {
 		t.Errorf("negative retention pruned %d (%v)", n, err)
 	}
+}
+
+// TestApprovalBoundToCaller: another caller with the same session and call neither consumes
+// an approval nor meets a denial; it gets a request of its own.
+func TestApprovalBoundToCaller(t *testing.T) {
+	s := open(t, Config{Timeout: time.Minute})
+	as := func(caller string) *shield.Input {
+		i := in("hc", "shared", "exec")
+		i.Call.Context.Caller = caller
+		return i
+	}
+	_, idA := eval(t, s, as("token:a"))
+	if _, err := s.Resolve(context.Background(), idA, true, "", "uid:0"); err != nil {
+		t.Fatal(err)
+	}
+	d, idB := eval(t, s, as("token:b"))
+	if d != shield.Escalate || idB == idA {
+		t.Fatalf("caller B: %s %s, want its own escalation", d, idB)
+	}
+	if _, err := s.Resolve(context.Background(), idB, false, "", "uid:0"); err != nil {
+		t.Fatal(err)
+	}
+	if d, id := eval(t, s, as("token:a")); d != shield.Allow || id != idA {
+		t.Errorf("caller A: %s %s, want ALLOW by %s", d, id, idA)
+	}
+	if d, _ := eval(t, s, as("token:b")); d != shield.Block {
+		t.Errorf("caller B after its denial: %s, want BLOCK", d)
+	}
+	if d, id := eval(t, s, as("token:c")); d != shield.Escalate || id == idA || id == idB {
+		t.Errorf("caller C: %s %s, want its own escalation", d, id)
+	}
+}
+
+// FuzzListPageToken: any page token is either refused with ErrBadPageToken or continues a
+// listing; none panics.
+func FuzzListPageToken(f *testing.F) {
+	s, err := Open(Config{Path: filepath.Join(f.TempDir(), "approvals.db")})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { s.Close() })
+	var tokens []string
+	for i := range 3 {
+		res, err := s.Tier().Evaluate(context.Background(), in(fmt.Sprintf("f%d", i), "s", "exec"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		a, _ := s.Get(res.EscalationID)
+		tokens = append(tokens, Cursor(a))
+	}
+	for _, t := range append(tokens, "", "AAAAAAAAAAAA", "!", "AAAAAAAAAAAAAAAAAAAAAAAA____") {
+		f.Add(t, 2)
+	}
+	f.Fuzz(func(t *testing.T, token string, limit int) {
+		page, next, err := s.ListPage(ListOptions{After: token, Limit: limit})
+		if err != nil {
+			if !errors.Is(err, ErrBadPageToken) {
+				t.Fatalf("token %q: %v", token, err)
+			}
+			return
+		}
+		if len(page) > 3 || (next != "" && len(page) == 0) {
+			t.Fatalf("token %q: %d requests, next %q", token, len(page), next)
+		}
+	})
 }
