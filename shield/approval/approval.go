@@ -457,7 +457,13 @@ type ListOptions struct {
 	After string
 	// Limit is the page size: default 50, at most MaxPageSize.
 	Limit int
+	// MaxBytes bounds the stored bytes a page reads (requests with large arguments end a page
+	// early; at least one request per page). Default MaxPageBytes.
+	MaxBytes int
 }
+
+// MaxPageBytes is the default ListOptions.MaxBytes.
+const MaxPageBytes = 4 << 20
 
 // Cursor is the page token that continues a listing after a.
 func Cursor(a *Approval) string {
@@ -471,6 +477,9 @@ func (s *Service) ListPage(o ListOptions) (page []*Approval, next string, err er
 		o.Limit = 50
 	}
 	o.Limit = min(o.Limit, MaxPageSize)
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = MaxPageBytes
+	}
 	var after []byte
 	if o.After != "" {
 		after, err = base64.RawURLEncoding.DecodeString(o.After)
@@ -487,18 +496,21 @@ func (s *Service) ListPage(o ListOptions) (page []*Approval, next string, err er
 				k, v = c.Next()
 			}
 		}
+		read := 0
 		for ; k != nil; k, v = c.Next() {
 			if o.PendingOnly && State(v) != Pending {
 				continue
 			}
-			if len(page) == o.Limit {
-				next = Cursor(page[len(page)-1])
-				return nil
-			}
 			if len(k) <= 8 {
 				return fmt.Errorf("corrupt index key %q", k)
 			}
-			a, err := get(tx, string(k[8:]))
+			id := k[8:]
+			if len(page) == o.Limit || (len(page) > 0 && read+len(tx.Bucket(bucket).Get(id)) > o.MaxBytes) {
+				next = Cursor(page[len(page)-1])
+				return nil
+			}
+			read += len(tx.Bucket(bucket).Get(id))
+			a, err := get(tx, string(id))
 			if err != nil {
 				return err
 			}

@@ -46,6 +46,9 @@ func TestApprovalListPage(t *testing.T) {
 	if got, pages := collect(ListOptions{Limit: 3}); fmt.Sprint(got) != fmt.Sprint(ids) || pages != 3 {
 		t.Errorf("all in pages of 3: %v in %d pages, want %v in 3", got, pages, ids)
 	}
+	if got, pages := collect(ListOptions{Limit: 100, MaxBytes: 1}); fmt.Sprint(got) != fmt.Sprint(ids) || pages != 7 {
+		t.Errorf("byte-bounded pages: %v in %d pages, want one request per page", got, pages)
+	}
 	pending := append(append([]string(nil), ids[:2]...), ids[3:]...)
 	if got, _ := collect(ListOptions{Limit: 2, PendingOnly: true}); fmt.Sprint(got) != fmt.Sprint(pending) {
 		t.Errorf("pending: %v, want %v", got, pending)
