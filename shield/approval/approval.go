@@ -27,6 +27,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -232,9 +234,15 @@ func Open(cfg Config) (*Service, error) {
 		db.Close()
 		return nil, err
 	}
-	if err := db.Update(func(tx *bolt.Tx) error { return redactStored(tx, red) }); err != nil {
+	rewritten := 0
+	if err := db.Update(func(tx *bolt.Tx) (err error) { rewritten, err = redactStored(tx, red); return err }); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("approval: redact stored requests: %w", err)
+	}
+	if rewritten > 0 {
+		if db, err = compactStore(db, cfg.Path); err != nil {
+			return nil, fmt.Errorf("approval: compact the store after redaction: %w", err)
+		}
 	}
 	s := &Service{cfg: cfg, db: db, red: red, now: time.Now, http: &http.Client{Timeout: 5 * time.Second,
 		// The signed body goes to the configured URL only.
@@ -291,31 +299,65 @@ func redactArgs(red *audit.Redactor, a *Approval) error {
 	return nil
 }
 
-// redactStored redacts, once, the requests of a store written before arguments were redacted.
-func redactStored(tx *bolt.Tx, red *audit.Redactor) error {
+// redactStored redacts, once, the requests of a store written before arguments were redacted,
+// and reports how many it rewrote.
+func redactStored(tx *bolt.Tx, red *audit.Redactor) (int, error) {
 	meta, err := tx.CreateBucketIfNotExists(metaBucket)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if meta.Get(redactedKey) != nil {
-		return nil
+		return 0, nil
 	}
 	as, err := all(tx)
 	if err != nil {
-		return err
+		return 0, err
 	}
+	n := 0
 	for _, a := range as {
 		if a.ArgsHash != "" || len(a.Arguments) == 0 {
 			continue
 		}
 		if err := redactArgs(red, a); err != nil {
-			return fmt.Errorf("approval %s: %w", a.ID, err)
+			return 0, fmt.Errorf("approval %s: %w", a.ID, err)
 		}
 		if err := put(tx, a); err != nil {
-			return err
+			return 0, err
 		}
+		n++
 	}
-	return meta.Put(redactedKey, []byte{1})
+	return n, meta.Put(redactedKey, []byte{1})
+}
+
+// compactStore rewrites the store into a fresh file, so that the pages the redaction freed
+// (which still hold the unredacted arguments) are not kept, and reopens it. db is closed.
+func compactStore(db *bolt.DB, path string) (*bolt.DB, error) {
+	tmp := path + ".compact"
+	os.Remove(tmp)
+	dst, err := bolt.Open(tmp, 0o600, &bolt.Options{Timeout: 2 * time.Second})
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	err = bolt.Compact(dst, db, 4<<20)
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return nil, err
+	}
+	if d, err := os.Open(filepath.Dir(path)); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second})
 }
 
 func put(tx *bolt.Tx, a *Approval) error {

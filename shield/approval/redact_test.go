@@ -156,6 +156,12 @@ func TestApprovalStoredRequestsRedactedOnOpen(t *testing.T) {
 	}
 	db.Close()
 	s := open(t, Config{Path: path})
+	// The store was rewritten: the pages that held the unredacted arguments are gone.
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secretIn(t, "the store file after redaction on open", raw)
 	a, err := s.Get("apr_old")
 	if err != nil {
 		t.Fatal(err)
