@@ -124,7 +124,8 @@ func runEngine(ctx context.Context, env *cmdEnv, args []string) error {
 		escalation = append(escalation, j)
 	}
 	apr, err := approval.Open(approval.Config{Path: strings.TrimSuffix(registryPath(cfg.StateDir, ws), ".json") + "-approvals.db",
-		Timeout: cfg.Approvals.Timeout, TwoPersonClasses: cfg.Approvals.TwoPersonClasses, Recorder: approvalRecorder{al: al}, Log: log})
+		Timeout: cfg.Approvals.Timeout, TwoPersonClasses: cfg.Approvals.TwoPersonClasses, Recorder: approvalRecorder{al: al}, Log: log,
+		Redact: audit.Redaction{Keys: cfg.Audit.RedactKeys, Values: cfg.Audit.RedactValues}})
 	if err != nil {
 		return fmt.Errorf("approvals: %w", err)
 	}

@@ -329,7 +329,7 @@ func (a *Auth) UnaryInterceptor() grpc.UnaryServerInterceptor {
 		if err := authorize(id, info.FullMethod); err != nil {
 			return nil, err
 		}
-		return h(context.WithValue(ctx, identityKey{}, id.name), req)
+		return h(context.WithValue(ctx, identityKey{}, id), req)
 	}
 }
 
@@ -340,7 +340,7 @@ func (a *Auth) StreamInterceptor() grpc.StreamServerInterceptor {
 		if err := authorize(id, info.FullMethod); err != nil {
 			return err
 		}
-		return h(srv, &identityStream{ServerStream: ss, ctx: context.WithValue(ss.Context(), identityKey{}, id.name)})
+		return h(srv, &identityStream{ServerStream: ss, ctx: context.WithValue(ss.Context(), identityKey{}, id)})
 	}
 }
 
@@ -353,8 +353,14 @@ func (s *identityStream) Context() context.Context { return s.ctx }
 
 // Identity returns the authenticated caller of a request ("" when none), for the audit trail.
 func Identity(ctx context.Context) string {
-	s, _ := ctx.Value(identityKey{}).(string)
-	return s
+	id, _ := ctx.Value(identityKey{}).(identity)
+	return id.name
+}
+
+// Roles returns the roles of the authenticated caller of a request (nil when none).
+func Roles(ctx context.Context) []string {
+	id, _ := ctx.Value(identityKey{}).(identity)
+	return id.roles
 }
 
 // ErrInsecureTCP is returned for a TCP listener without tokens outside dev mode.
