@@ -45,7 +45,7 @@ fuzz: deps ## run each fuzz target for FUZZTIME (default 60s)
 	  done; done
 
 proto: ## regenerate Go from proto/ with pinned generators (protoc from Debian's protobuf-compiler)
-	@deploy/dev/ensure-deps.sh protobuf-compiler
+	@deploy/dev/ensure-deps.sh protobuf-compiler libprotobuf-dev
 	GOBIN=$(TOOLS) $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
 	GOBIN=$(TOOLS) $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
 	PATH=$(TOOLS):$$PATH protoc -I proto \

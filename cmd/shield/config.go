@@ -63,6 +63,9 @@ type ApprovalsConfig struct {
 	WebhookURL string `yaml:"webhook_url"`
 	// WebhookSecretEnv names the environment variable holding the HMAC secret.
 	WebhookSecretEnv string `yaml:"webhook_secret_env"`
+	// Retention is how long resolved requests (denied, used, expired) stay in the approval store;
+	// the audit trail keeps their records. Default 720h (30 days); negative keeps them forever.
+	Retention time.Duration `yaml:"retention"`
 }
 
 // PolicyConfig selects and checks the policy bundle.

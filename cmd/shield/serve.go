@@ -485,7 +485,7 @@ func openApprovals(cfg *Config, al auditLog, log *slog.Logger) (*approval.Servic
 	}
 	s, err := approval.Open(approval.Config{Path: filepath.Join(dir, "approvals.db"), Timeout: cfg.Approvals.Timeout,
 		TwoPersonClasses: cfg.Approvals.TwoPersonClasses, Recorder: approvalRecorder{al: al},
-		WebhookURL: cfg.Approvals.WebhookURL, WebhookSecret: secret, Log: log,
+		WebhookURL: cfg.Approvals.WebhookURL, WebhookSecret: secret, Log: log, Retention: cfg.Approvals.Retention,
 		Redact: audit.Redaction{Keys: cfg.Audit.RedactKeys, Values: cfg.Audit.RedactValues}})
 	if err != nil {
 		return nil, fmt.Errorf("approvals: %w", err)

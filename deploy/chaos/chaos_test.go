@@ -9,7 +9,6 @@ package chaos_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -92,7 +91,8 @@ type service struct {
 	sock    string
 	cfgPath string
 	cmd     *exec.Cmd
-	exited  chan error
+	exited  chan struct{} // closed when the process has exited
+	exitErr error
 	stderr  *lockedBuf
 }
 
@@ -149,16 +149,16 @@ func (s *service) start(prefix ...string) {
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s.exited = make(chan error, 1)
-	go func(c *exec.Cmd, ch chan error) { ch <- c.Wait() }(s.cmd, s.exited)
+	s.exited = make(chan struct{})
+	go func(c *exec.Cmd, ch chan struct{}) { s.exitErr = c.Wait(); close(ch) }(s.cmd, s.exited)
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		if err := s.health(2 * time.Second); err == nil {
 			return
 		}
 		select {
-		case err := <-s.exited:
-			t.Fatalf("shield serve exited at start: %v\n%s", err, s.stderr.String())
+		case <-s.exited:
+			t.Fatalf("shield serve exited at start: %v\n%s", s.exitErr, s.stderr.String())
 		default:
 		}
 		if time.Now().After(deadline) {
@@ -171,8 +171,7 @@ func (s *service) start(prefix ...string) {
 // alive reports whether the process is still running.
 func (s *service) alive() bool {
 	select {
-	case err := <-s.exited:
-		s.exited <- err
+	case <-s.exited:
 		return false
 	default:
 		return true
@@ -195,7 +194,6 @@ func (s *service) stop() {
 func (s *service) kill() {
 	s.cmd.Process.Signal(syscall.SIGKILL)
 	<-s.exited
-	s.exited <- errors.New("killed")
 }
 
 func (s *service) dial() *grpc.ClientConn {
