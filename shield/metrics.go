@@ -35,7 +35,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "shield_tier_duration_seconds", Help: "Latency of each tier's evaluation.", Buckets: buckets,
 		}, []string{"tier"}),
 		cacheEvents: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "shield_cache_requests_total", Help: "Verdict cache lookups by result.",
+			Name: "shield_cache_requests_total", Help: "Verdict cache lookups by result (hit, miss; bypass: found but not used because the call has approval history).",
 		}, []string{"result"}),
 		auditFails: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "shield_audit_failures_total", Help: "Decisions blocked because their audit record could not be written.",
@@ -67,15 +67,13 @@ func (m *Metrics) tierLatency(tier string, d time.Duration) {
 	m.tierLat.WithLabelValues(tier).Observe(d.Seconds())
 }
 
-func (m *Metrics) cache(hit bool) {
+// cache counts a verdict cache lookup: "hit", "miss", or "bypass" (an entry was found but the
+// call has approval history, so it was evaluated in full; a bypass is also counted as a miss).
+func (m *Metrics) cache(result string) {
 	if m == nil {
 		return
 	}
-	if hit {
-		m.cacheEvents.WithLabelValues("hit").Inc()
-	} else {
-		m.cacheEvents.WithLabelValues("miss").Inc()
-	}
+	m.cacheEvents.WithLabelValues(result).Inc()
 }
 
 func (m *Metrics) auditFailure() {

@@ -329,7 +329,7 @@ func (a *Auth) UnaryInterceptor() grpc.UnaryServerInterceptor {
 		if err := authorize(id, info.FullMethod); err != nil {
 			return nil, err
 		}
-		return h(context.WithValue(ctx, identityKey{}, id.name), req)
+		return h(context.WithValue(ctx, identityKey{}, id), req)
 	}
 }
 
@@ -340,7 +340,7 @@ func (a *Auth) StreamInterceptor() grpc.StreamServerInterceptor {
 		if err := authorize(id, info.FullMethod); err != nil {
 			return err
 		}
-		return h(srv, &identityStream{ServerStream: ss, ctx: context.WithValue(ss.Context(), identityKey{}, id.name)})
+		return h(srv, &identityStream{ServerStream: ss, ctx: context.WithValue(ss.Context(), identityKey{}, id)})
 	}
 }
 
@@ -353,8 +353,15 @@ func (s *identityStream) Context() context.Context { return s.ctx }
 
 // Identity returns the authenticated caller of a request ("" when none), for the audit trail.
 func Identity(ctx context.Context) string {
-	s, _ := ctx.Value(identityKey{}).(string)
-	return s
+	id, _ := ctx.Value(identityKey{}).(identity)
+	return id.name
+}
+
+// hasRole reports whether the authenticated caller of a request has role (admin has every
+// role). A request that did not pass the auth interceptors has none.
+func hasRole(ctx context.Context, role string) bool {
+	id, _ := ctx.Value(identityKey{}).(identity)
+	return id.name != "" && (slices.Contains(id.roles, role) || slices.Contains(id.roles, RoleAdmin))
 }
 
 // ErrInsecureTCP is returned for a TCP listener without tokens outside dev mode.
