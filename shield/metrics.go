@@ -15,6 +15,7 @@ type Metrics struct {
 	tierLat     *prometheus.HistogramVec
 	cacheEvents *prometheus.CounterVec
 	auditFails  prometheus.Counter
+	abandoned   prometheus.Gauge
 	InFlight    prometheus.Gauge
 }
 
@@ -40,11 +41,15 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		auditFails: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "shield_audit_failures_total", Help: "Decisions blocked because their audit record could not be written.",
 		}),
+		abandoned: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "shield_normalizations_abandoned",
+			Help: "Normalisations still running after their call's budget ran out (the call was blocked).",
+		}),
 		InFlight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "shield_evaluations_in_flight", Help: "Evaluations in progress.",
 		}),
 	}
-	reg.MustRegister(m.decisions, m.ruleHits, m.latency, m.tierLat, m.cacheEvents, m.auditFails, m.InFlight)
+	reg.MustRegister(m.decisions, m.ruleHits, m.latency, m.tierLat, m.cacheEvents, m.auditFails, m.abandoned, m.InFlight)
 	return m
 }
 
@@ -81,4 +86,11 @@ func (m *Metrics) auditFailure() {
 		return
 	}
 	m.auditFails.Inc()
+}
+
+func (m *Metrics) abandonedNormalization(delta float64) {
+	if m == nil {
+		return
+	}
+	m.abandoned.Add(delta)
 }

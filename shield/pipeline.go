@@ -277,6 +277,7 @@ func (p *Pipeline) record(ctx context.Context, rec *DecisionRecord) (pos AuditPo
 const (
 	RuleInvalidCall     = "pipeline:invalid-call"
 	RuleTierError       = "pipeline:tier-error"
+	RuleTimeout         = "pipeline:timeout" // the budget ran out before a tier could decide
 	RuleAuditFailure    = "pipeline:audit-failure"
 	RuleUnparsedAllowed = "pipeline:unparsed-not-allowed"
 	RuleDefaultPrefix   = "default:"
@@ -348,8 +349,12 @@ func (p *Pipeline) decide(ctx context.Context, act *active, call *Call, opt Eval
 	if err := checkCall(call); err != nil {
 		return invalidVerdict(err), nil, err
 	}
+	// One budget for everything before escalation: decoding, the cache, normalisation and
+	// tiers 0–1. Escalation (judge, human) has its own, EscalationTimeout.
+	bctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
+	defer cancel()
 	// Arguments are decoded (and so validated) on every call, cache hit or not: the cache only
-	// saves normalisation and tiers 0–1.
+	// saves normalisation and tiers 0–1. Decoding is linear in the bounded input size.
 	args, err := normalize.DecodeArguments(call.Arguments, p.cfg.Limits)
 	if err != nil {
 		err = fmt.Errorf("%w: %w", ErrInvalidCall, err)
@@ -360,13 +365,18 @@ func (p *Pipeline) decide(ctx context.Context, act *active, call *Call, opt Eval
 		err = fmt.Errorf("%w: canonicalise arguments: %w", ErrInvalidCall, err)
 		return invalidVerdict(err), nil, err
 	}
+	if bctx.Err() != nil {
+		v = p.budgetVerdict(bctx, "decoding the arguments")
+		v.ActionHash = hash
+		return v, nil, nil
+	}
 	// Only full evaluations use the cache: a partial one (MaxTier set) skipped tiers whose
 	// answer a full one must hear.
 	key := ""
 	if p.cache != nil && opt.MaxTier == nil {
 		key = cacheKey(act, hash, &call.Context, opt)
 		if c, ok := p.cache.Get(key); ok {
-			if !p.hasApprovals(ctx, call, c.action, hash, opt) {
+			if !p.hasApprovals(bctx, call, c.action, hash, opt) {
 				p.hits.Add(1)
 				p.cfg.Metrics.cache("hit")
 				v = c.v
@@ -380,8 +390,18 @@ func (p *Pipeline) decide(ctx context.Context, act *active, call *Call, opt Eval
 		p.cfg.Metrics.cache("miss")
 	}
 
-	action = pol.Normalizer.Normalize(call.Tool, args, call.Context.Cwd)
-	v = p.runBundleTiers(ctx, pol, call, action, hash, opt)
+	action, err = p.normalize(bctx, pol.Normalizer, call, args)
+	if err != nil {
+		if bctx.Err() != nil {
+			v = p.budgetVerdict(bctx, "normalising the call")
+		} else {
+			v = Verdict{Decision: Block, Tier: TierPipeline, Rules: []string{RuleTierError},
+				Reason: "blocked: internal error while normalising the call", internalErr: err.Error()}
+		}
+		v.ActionHash = hash
+		return v, nil, nil
+	}
+	v = p.runBundleTiers(bctx, pol, call, action, hash, opt)
 	v.ActionHash = hash
 	v.ActionClass = action.Class
 	// Stored: what tiers 0–1 said in a full evaluation that ran without error. What the
@@ -416,15 +436,66 @@ func (p *Pipeline) hasApprovals(ctx context.Context, call *Call, action *normali
 	return false
 }
 
+// normalize runs the normaliser on its own goroutine and waits for it at most until ctx (the
+// call's budget) ends. A normaliser still running then is abandoned: it runs to completion on
+// its own bounds, its result is dropped, and the shield_normalizations_abandoned gauge counts it
+// meanwhile. A panic in the normaliser is an error.
+func (p *Pipeline) normalize(ctx context.Context, n Normalizer, call *Call, args map[string]any) (*normalize.Action, error) {
+	type result struct {
+		a   *normalize.Action
+		err error
+	}
+	const running, finished, abandoned = 0, 1, 2
+	var state atomic.Int32
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		defer func() {
+			if x := recover(); x != nil {
+				r = result{err: fmt.Errorf("normaliser panicked: %v\n%s", x, debug.Stack())}
+			}
+			done <- r
+			if !state.CompareAndSwap(running, finished) {
+				p.cfg.Metrics.abandonedNormalization(-1)
+			}
+		}()
+		r.a = n.Normalize(call.Tool, args, call.Context.Cwd)
+		if r.a == nil {
+			r.err = errors.New("normaliser returned no action")
+		}
+	}()
+	select {
+	case r := <-done:
+		return r.a, r.err
+	case <-ctx.Done():
+		if state.CompareAndSwap(running, abandoned) {
+			p.cfg.Metrics.abandonedNormalization(1)
+			return nil, ctx.Err()
+		}
+		r := <-done // finished at the same moment: it is sent or about to be
+		return r.a, r.err
+	}
+}
+
+// budgetVerdict is the BLOCK of a call whose budget ran out (or whose caller went away) while
+// the pipeline was at stage.
+func (p *Pipeline) budgetVerdict(ctx context.Context, stage string) Verdict {
+	reason := fmt.Sprintf("blocked: %s took longer than the %s budget of a decision", stage, p.cfg.Timeout)
+	if errors.Is(ctx.Err(), context.Canceled) {
+		reason = fmt.Sprintf("blocked: the caller went away while %s", stage)
+	}
+	return Verdict{Decision: Block, Tier: TierPipeline, Rules: []string{RuleTimeout}, Reason: reason,
+		internalErr: fmt.Sprintf("%s: %v", stage, ctx.Err())}
+}
+
 func invalidVerdict(err error) Verdict {
 	return Verdict{Decision: Block, Tier: TierPipeline, Rules: []string{RuleInvalidCall},
 		Reason: "blocked: " + err.Error()}
 }
 
 // runBundleTiers evaluates tiers 0–1 and applies the class default.
+// ctx carries the call's budget.
 func (p *Pipeline) runBundleTiers(ctx context.Context, pol *Policy, call *Call, action *normalize.Action, hash string, opt EvalOptions) Verdict {
-	ctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
-	defer cancel()
 	in := &Input{Call: call, Action: action, ActionHash: hash, DryRun: opt.DryRun}
 
 	var esc, allow *Verdict
