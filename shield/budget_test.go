@@ -136,3 +136,25 @@ func TestNormalizerPanicBlocks(t *testing.T) {
 		t.Errorf("panic not audited: %+v", rec.recs)
 	}
 }
+
+// BenchmarkEvaluateMiss measures a call evaluated in full (normalisation on its own goroutine
+// under the budget, one tier); BenchmarkEvaluateHit the same call answered from the cache.
+func BenchmarkEvaluateMiss(b *testing.B) {
+	p, _ := New(Config{CacheSize: -1}, newPolicy(&fakeTier{level: 0, name: "cel", fn: silent}))
+	c := call("exec", `{"command":"ls -la"}`)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		_, _ = p.Evaluate(ctx, c, EvalOptions{})
+	}
+}
+
+func BenchmarkEvaluateHit(b *testing.B) {
+	p, _ := New(Config{}, newPolicy(&fakeTier{level: 0, name: "cel", fn: silent}))
+	c := call("exec", `{"command":"ls -la"}`)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		_, _ = p.Evaluate(ctx, c, EvalOptions{})
+	}
+}
