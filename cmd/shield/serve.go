@@ -310,6 +310,7 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	gs := grpc.NewServer(
 		grpc.Creds(auth.Credentials()),
 		grpc.MaxRecvMsgSize(maxRecvMsgSize(cfg)),
+		grpc.ForceServerCodecV2(server.Codec()), // invalid UTF-8 reaches Evaluate: INVALID_ARGUMENT, audited
 		grpc.ChainUnaryInterceptor(auth.UnaryInterceptor(), inFlightInterceptor(m)),
 		grpc.ChainStreamInterceptor(auth.StreamInterceptor()),
 	)

@@ -363,5 +363,12 @@ func Roles(ctx context.Context) []string {
 	return id.roles
 }
 
+// hasRole reports whether the authenticated caller of a request has role (admin has every
+// role). A request that did not pass the auth interceptors has none.
+func hasRole(ctx context.Context, role string) bool {
+	id, _ := ctx.Value(identityKey{}).(identity)
+	return id.name != "" && (slices.Contains(id.roles, role) || slices.Contains(id.roles, RoleAdmin))
+}
+
 // ErrInsecureTCP is returned for a TCP listener without tokens outside dev mode.
 var ErrInsecureTCP = errors.New("a TCP listener needs mutual TLS (auth.tls with client_ca) or bearer tokens (auth.tokens_file), or --dev")

@@ -69,10 +69,18 @@ func (s *ShieldService) Evaluate(ctx context.Context, req *shieldv1.EvaluateRequ
 	var opt shield.EvalOptions
 	if req.MaxTier != nil {
 		mt := int(req.GetMaxTier())
-		if mt < 0 || mt > 3 {
+		if mt < 0 || mt > shield.TierHuman {
 			return nil, status.Errorf(codes.InvalidArgument, "max_tier %d is out of range: use 0..3 or leave it unset", mt)
 		}
-		opt.MaxTier = &mt
+		// A lower max_tier skips tiers (a partial evaluation): policy testing, for admins only.
+		// max_tier 3 skips nothing and is the same as leaving it unset.
+		if mt < shield.TierHuman {
+			if !hasRole(ctx, RoleAdmin) {
+				return nil, status.Errorf(codes.PermissionDenied,
+					"max_tier %d would skip decision tiers; only the admin role may lower max_tier: leave it unset", mt)
+			}
+			opt.MaxTier = &mt
+		}
 	}
 	opt.DryRun = req.GetDryRun()
 	v, err := s.pipeline.Evaluate(ctx, c, opt)
