@@ -249,8 +249,16 @@ func TestChaosDescriptorExhaustion(t *testing.T) {
 	if have < uint64(want)+100 {
 		want = int(have) - 100
 	}
-	s := startService(t, t.TempDir(), agentOnly(), "prlimit", "--nofile=1024:1024")
+	s := startService(t, t.TempDir(), agentOnly()+"audit:\n  checkpoint_interval: 1s\n", "prlimit", "--nofile=1024:1024")
 	pid := s.cmd.Process.Pid
+	// A connection opened before the flood keeps deciding during it: every verdict must be
+	// audited, and none may be ALLOW without its record.
+	early := s.dial()
+	defer early.Close()
+	ec := shieldv1.NewShieldServiceClient(early)
+	if _, err := evaluate(context.Background(), ec, "Read", `{"file_path":"/home/user/project/a"}`); err != nil {
+		t.Fatal(err)
+	}
 	var conns []net.Conn
 	refused := 0
 	for range want {
@@ -270,6 +278,21 @@ func TestChaosDescriptorExhaustion(t *testing.T) {
 				closedByService++
 			}
 		}
+	}
+	duringOK, duringRefused := 0, 0
+	for i := range size(20, 100) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		v, err := evaluate(ctx, ec, "Read", fmt.Sprintf(`{"file_path":"/home/user/project/during-%d"}`, i))
+		cancel()
+		switch {
+		case err == nil && v.GetDecision() == shieldv1.Decision_DECISION_ALLOW && v.GetAuditSeq() == 0:
+			t.Errorf("ALLOW without an audit record during descriptor exhaustion")
+		case err == nil && v.GetDecision() == shieldv1.Decision_DECISION_ALLOW:
+			duringOK++
+		default:
+			duringRefused++
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	upDuring := s.alive()
 	for _, nc := range conns {
@@ -299,8 +322,8 @@ func TestChaosDescriptorExhaustion(t *testing.T) {
 	if s.cmd.Process.Pid != pid || !s.alive() {
 		t.Errorf("the service restarted or died")
 	}
-	report("descriptor exhaustion: %d idle connections against nofile=1024 (%d refused at connect, %d closed by the service); up during: %v; audited verdicts again after %s without restart",
-		want, refused, closedByService, upDuring, recovered.Round(time.Millisecond))
+	report("descriptor exhaustion: %d idle connections against nofile=1024 (%d refused at connect, %d closed by the service); during: %d audited ALLOWs, %d refused, up: %v; audited verdicts again after %s without restart",
+		want, refused, closedByService, duringOK, duringRefused, upDuring, recovered.Round(time.Millisecond))
 	s.stop()
 	verifyTrail(t, s.dir)
 }
@@ -346,6 +369,9 @@ func TestChaosDiskFull(t *testing.T) {
 		v, err := call(1000 + i)
 		if err == nil && v.GetDecision() == shieldv1.Decision_DECISION_ALLOW {
 			allowedWhileFull++
+			if v.GetAuditSeq() == 0 {
+				t.Errorf("ALLOW without an audit record while the disk was full")
+			}
 		} else {
 			blocked++
 		}
