@@ -47,6 +47,9 @@ type Config struct {
 	// Auth configures who may call what. Default: root and the service's user have every role on
 	// the unix socket; TCP listeners need bearer tokens.
 	Auth server.AuthConfig `yaml:"auth"`
+	// Limits bounds connections, streams and concurrent calls (see server.Limits). Default: the
+	// safe caps documented in deploy/shield.yaml, sized below RLIMIT_NOFILE.
+	Limits server.Limits `yaml:"limits"`
 	// Dev lets a loopback TCP listener act with every role (never in production). Flag only.
 	Dev bool `yaml:"-"`
 }
@@ -254,6 +257,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Approvals.WebhookURL != "" && c.Approvals.WebhookSecretEnv == "" {
 		errs = append(errs, errors.New("approvals.webhook_url needs approvals.webhook_secret_env: notices are always signed"))
+	}
+	if err := c.Limits.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.Judge != nil {
 		if err := c.Judge.Validate(); err != nil {

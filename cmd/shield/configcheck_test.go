@@ -133,6 +133,8 @@ func TestConfigCheckCommand(t *testing.T) {
 	invalid := write("invalid.yaml", "listen: [\"0.0.0.0:8443\"]\nmetrics_listen: 10.0.0.1:9464\nlog:\n  level: loud\npipeline:\n  cache_size: -2\n")
 	badType := write("type.yaml", "pipeline:\n  timeout: soon\n")
 	empty := write("empty.yaml", "")
+	limits := write("limits.yaml", "limits:\n  max_evaluate: -1\n  max_queries: 4\n  max_queries_per_peer: 8\n  queue_wait: 1h\n")
+	fds := write("fds.yaml", "limits:\n  max_connections: 1048576\n")
 	for _, tc := range []struct {
 		name     string
 		args     []string
@@ -146,6 +148,10 @@ func TestConfigCheckCommand(t *testing.T) {
 			wantOut: []string{"field lisen not found", "field formatt not found"}},
 		{name: "every invalid value reported", args: []string{"config", "check", invalid}, wantCode: 1,
 			wantOut: []string{`listen "0.0.0.0:8443"`, "metrics_listen", "log.level", "pipeline.cache_size"}},
+		{name: "limits", args: []string{"config", "check", limits}, wantCode: 1,
+			wantOut: []string{"limits.max_evaluate -1", "limits.max_queries_per_peer 8 is above", "limits.queue_wait"}},
+		{name: "connections beyond the descriptor limit", args: []string{"config", "check", fds}, wantCode: 1,
+			wantOut: []string{"RLIMIT_NOFILE"}},
 		{name: "wrong type", args: []string{"config", "check", badType}, wantCode: 1, wantOut: []string{"soon"}},
 		{name: "missing file", args: []string{"config", "check", filepath.Join(dir, "absent.yaml")}, wantCode: 1,
 			wantOut: []string{"read config"}},

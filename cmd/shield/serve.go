@@ -307,12 +307,20 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	if cfg.Dev {
 		log.Warn("DEVELOPMENT MODE: every caller acts with every role, unauthenticated. Never run --dev in production.")
 	}
-	gs := grpc.NewServer(
+	limits, nofile, err := fitLimits(cfg)
+	if err != nil {
+		return err
+	}
+	log.Info("connection limits", "rlimit_nofile", nofile, "max_connections", limits.MaxConnections,
+		"max_connections_per_peer", limits.MaxConnectionsPerPeer, "reserved_descriptors", limits.Reserve(),
+		"listeners", 1+len(cfg.Listen))
+	connMetrics := server.NewConnMetrics(reg)
+	gs := grpc.NewServer(append(limits.ServerOptions(),
 		grpc.Creds(auth.Credentials()),
 		grpc.MaxRecvMsgSize(maxRecvMsgSize(cfg)),
 		grpc.ChainUnaryInterceptor(auth.UnaryInterceptor(), inFlightInterceptor(m)),
 		grpc.ChainStreamInterceptor(auth.StreamInterceptor()),
-	)
+	)...)
 	svc := server.NewShieldService(p, a, version)
 	svc.Identity = server.Identity
 	shieldv1.RegisterShieldServiceServer(gs, svc)
@@ -329,14 +337,14 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	lis = append(lis, ul)
+	lis = append(lis, server.LimitListener(ul, "unix", limits.MaxConnections, limits.MaxConnectionsPerPeer, connMetrics, log))
 	for _, addr := range cfg.Listen {
 		l, err := net.Listen("tcp", addr)
 		if err != nil {
 			closeAll(lis)
 			return fmt.Errorf("listen %s: %w", addr, err)
 		}
-		lis = append(lis, l)
+		lis = append(lis, server.LimitListener(l, addr, limits.MaxConnections, limits.MaxConnectionsPerPeer, connMetrics, log))
 	}
 
 	errc := make(chan error, len(lis)+1)
@@ -351,9 +359,13 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 			gs.Stop()
 			return fmt.Errorf("metrics listen %s: %w", cfg.MetricsListen, err)
 		}
+		// The metrics endpoint is loopback but open to every local user: its connections are
+		// capped too, within the reserve (server.MetricsConnections).
+		ml = server.LimitListener(ml, "metrics", server.MetricsConnections, server.MetricsConnections, connMetrics, log)
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-		ms = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		ms = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
+			WriteTimeout: 30 * time.Second, IdleTimeout: time.Minute}
 		go func() { _ = ms.Serve(ml) }()
 		log.Info("serving metrics", "addr", ml.Addr().String())
 	}
@@ -419,6 +431,47 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 			return nil
 		}
 	}
+}
+
+// raiseNofile raises the soft RLIMIT_NOFILE to the hard limit (the Go runtime does so too on
+// Linux; this makes it explicit) and returns the limit now in force.
+func raiseNofile() (uint64, error) {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+		return 0, fmt.Errorf("getrlimit NOFILE: %w", err)
+	}
+	if rl.Cur < rl.Max {
+		want := rl
+		want.Cur = want.Max
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &want); err == nil {
+			rl = want
+		}
+	}
+	return rl.Cur, nil
+}
+
+// hardNofile is the hard RLIMIT_NOFILE: what serve raises its soft limit to (config check
+// measures the configured caps against it).
+func hardNofile() (uint64, error) {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+		return 0, fmt.Errorf("getrlimit NOFILE: %w", err)
+	}
+	return rl.Max, nil
+}
+
+// fitLimits raises RLIMIT_NOFILE and sizes the connection caps below it, keeping the reserve
+// for the audit log, bundle reloads and the rest (server.Limits documents the arithmetic).
+func fitLimits(cfg *Config) (server.Limits, uint64, error) {
+	nofile, err := raiseNofile()
+	if err != nil {
+		return server.Limits{}, 0, err
+	}
+	l, err := cfg.Limits.Fit(nofile, 1+len(cfg.Listen))
+	if err != nil {
+		return l, nofile, fmt.Errorf("limits: %w", err)
+	}
+	return l, nofile, nil
 }
 
 func maxRecvMsgSize(cfg *Config) int {

@@ -16,7 +16,6 @@ import (
 	"strconv"
 	"strings"
 
-	"golang.org/x/sys/unix"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -220,24 +219,16 @@ type peerCreds struct {
 func PeerCredentials() credentials.TransportCredentials { return peerCreds{} }
 
 func (p peerCreds) ServerHandshake(c net.Conn) (net.Conn, credentials.AuthInfo, error) {
-	uc, ok := c.(*net.UnixConn)
+	uc, ok := unwrapConn(c).(*net.UnixConn)
 	if !ok {
 		if p.tcp != nil {
 			return p.tcp.ServerHandshake(c)
 		}
 		return c, nil, nil
 	}
-	raw, err := uc.SyscallConn()
+	cred, err := peerUcred(uc)
 	if err != nil {
-		return nil, nil, err
-	}
-	var cred *unix.Ucred
-	var cerr error
-	if err := raw.Control(func(fd uintptr) { cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) }); err != nil {
-		return nil, nil, err
-	}
-	if cerr != nil {
-		return nil, nil, fmt.Errorf("SO_PEERCRED: %w", cerr)
+		return nil, nil, fmt.Errorf("SO_PEERCRED: %w", err)
 	}
 	return c, PeerCred{CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.PrivacyAndIntegrity},
 		UID: cred.Uid, GID: cred.Gid, PID: cred.Pid}, nil
