@@ -315,11 +315,14 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 		"max_connections_per_peer", limits.MaxConnectionsPerPeer, "reserved_descriptors", limits.Reserve(),
 		"listeners", 1+len(cfg.Listen))
 	connMetrics := server.NewConnMetrics(reg)
+	// Interceptors: authenticate and authorise, shed what is over a limit (Health never is),
+	// count evaluations, and recover a handler panic last.
+	shed := server.NewShedder(limits, reg, log)
 	gs := grpc.NewServer(append(limits.ServerOptions(),
 		grpc.Creds(auth.Credentials()),
 		grpc.MaxRecvMsgSize(maxRecvMsgSize(cfg)),
-		grpc.ChainUnaryInterceptor(auth.UnaryInterceptor(), inFlightInterceptor(m)),
-		grpc.ChainStreamInterceptor(auth.StreamInterceptor()),
+		grpc.ChainUnaryInterceptor(auth.UnaryInterceptor(), shed.UnaryInterceptor(), inFlightInterceptor(m), server.RecoverUnary(log)),
+		grpc.ChainStreamInterceptor(auth.StreamInterceptor(), shed.StreamInterceptor(), server.RecoverStream(log)),
 	)...)
 	svc := server.NewShieldService(p, a, version)
 	svc.Identity = server.Identity
@@ -484,6 +487,9 @@ func maxRecvMsgSize(cfg *Config) int {
 
 func inFlightInterceptor(m *shield.Metrics) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		if info.FullMethod != shieldv1.ShieldService_Evaluate_FullMethodName {
+			return h(ctx, req)
+		}
 		m.InFlight.Inc()
 		defer m.InFlight.Dec()
 		return h(ctx, req)

@@ -209,3 +209,12 @@ func TestLimitsValidate(t *testing.T) {
 		t.Errorf("defaults: %v", err)
 	}
 }
+
+func newUnixListener(t *testing.T) net.Listener {
+	t.Helper()
+	lis, err := net.Listen("unix", filepath.Join(t.TempDir(), "s.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lis
+}

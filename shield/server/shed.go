@@ -1,0 +1,251 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+)
+
+// Method classes the Shedder bounds separately. Health is in none: it is never shed.
+const (
+	classEvaluate = "evaluate"
+	classQuery    = "query"
+	classStream   = "stream"
+)
+
+const (
+	methodHealth   = "/shield.v1.ShieldService/Health"
+	methodEvaluate = "/shield.v1.ShieldService/Evaluate"
+	// methodAwait is unary but held until a human decides: it counts as a stream.
+	methodAwait = "/shield.v1.ApprovalService/AwaitDecision"
+)
+
+// Shedder bounds concurrent calls per method class, globally and per peer, and sheds the excess
+// with RESOURCE_EXHAUSTED (naming the limit) instead of queueing it: a unary call waits at most
+// Limits.QueueWait for a slot, and no more calls wait than the class's cap; a held call (stream
+// or AwaitDecision) never waits. Streams' sends are bounded in time (Limits.StreamSendTimeout):
+// a reader that stops taking messages is cut off. Health is exempt.
+type Shedder struct {
+	classes map[string]*shedClass
+	sendTO  time.Duration
+	log     *slog.Logger
+
+	shed     *prometheus.CounterVec
+	inFlight *prometheus.GaugeVec
+
+	lastLog    atomic.Int64
+	suppressed atomic.Int64
+}
+
+type shedClass struct {
+	name, maxKey, peerKey string
+	max, perPeer          int
+	wait                  time.Duration
+	slots                 chan struct{}
+	waiters               atomic.Int64
+
+	mu    sync.Mutex
+	peers map[string]int
+}
+
+// NewShedder builds the limiter for l (defaults filled), registering its metrics on reg (nil:
+// none) and logging sheds, rate-limited, on log (nil: no log).
+func NewShedder(l Limits, reg prometheus.Registerer, log *slog.Logger) *Shedder {
+	l = l.WithDefaults()
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	mk := func(name, key string, n, perPeer int, wait time.Duration) *shedClass {
+		return &shedClass{name: name, maxKey: "limits.max_" + key, peerKey: "limits.max_" + key + "_per_peer",
+			max: n, perPeer: min(perPeer, n), wait: wait, slots: make(chan struct{}, n), peers: map[string]int{}}
+	}
+	s := &Shedder{
+		classes: map[string]*shedClass{
+			classEvaluate: mk(classEvaluate, "evaluate", l.MaxEvaluate, l.MaxEvaluatePerPeer, l.QueueWait),
+			classQuery:    mk(classQuery, "queries", l.MaxQueries, l.MaxQueriesPerPeer, l.QueueWait),
+			classStream:   mk(classStream, "streams", l.MaxStreams, l.MaxStreamsPerPeer, 0),
+		},
+		sendTO: l.StreamSendTimeout,
+		log:    log,
+		shed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "shield_requests_shed_total", Help: "Calls refused with RESOURCE_EXHAUSTED by method and the limit they hit (global, peer, slow_reader).",
+		}, []string{"method", "reason"}),
+		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "shield_requests_in_flight", Help: "Calls in progress by method class (evaluate, query, stream).",
+		}, []string{"class"}),
+	}
+	if reg != nil {
+		reg.MustRegister(s.shed, s.inFlight)
+	}
+	return s
+}
+
+// classOf returns the class of a method ("" for Health: never limited).
+func classOf(method string, stream bool) string {
+	switch {
+	case method == methodHealth:
+		return ""
+	case stream, method == methodAwait:
+		return classStream
+	case method == methodEvaluate:
+		return classEvaluate
+	}
+	return classQuery
+}
+
+// callPeer names the caller for per-peer caps: "uid:N" on the unix socket, the remote IP on TCP.
+func callPeer(ctx context.Context) string {
+	p, ok := peer.FromContext(ctx)
+	if !ok {
+		return "unknown"
+	}
+	if pc, ok := p.AuthInfo.(PeerCred); ok {
+		return "uid:" + strconv.FormatUint(uint64(pc.UID), 10)
+	}
+	if a, ok := p.Addr.(*net.TCPAddr); ok {
+		return a.IP.String()
+	}
+	if p.Addr != nil {
+		return p.Addr.Network() + ":" + p.Addr.String()
+	}
+	return "unknown"
+}
+
+// acquire takes a slot of class c for peer, or returns the shed status.
+func (s *Shedder) acquire(ctx context.Context, c *shedClass, method, who string, wait bool) (func(), error) {
+	c.mu.Lock()
+	if c.perPeer < c.max && c.peers[who] >= c.perPeer { // (a per-peer cap equal to the global one is the global one)
+		c.mu.Unlock()
+		return nil, s.refuse(method, "peer", fmt.Sprintf("%s has %d %s calls in progress (%s)", who, c.perPeer, c.name, c.peerKey))
+	}
+	c.peers[who]++
+	c.mu.Unlock()
+	release := func() {
+		c.mu.Lock()
+		if c.peers[who]--; c.peers[who] <= 0 {
+			delete(c.peers, who)
+		}
+		c.mu.Unlock()
+	}
+	got := false
+	select {
+	case c.slots <- struct{}{}:
+		got = true
+	default:
+		if wait && c.wait > 0 && c.waiters.Add(1) <= int64(c.max) {
+			t := time.NewTimer(c.wait)
+			select {
+			case c.slots <- struct{}{}:
+				got = true
+			case <-t.C:
+			case <-ctx.Done():
+			}
+			t.Stop()
+			c.waiters.Add(-1)
+		} else if wait && c.wait > 0 {
+			c.waiters.Add(-1)
+		}
+	}
+	if !got {
+		release()
+		return nil, s.refuse(method, "global", fmt.Sprintf("the service has %d %s calls in progress (%s)", c.max, c.name, c.maxKey))
+	}
+	g := s.inFlight.WithLabelValues(c.name)
+	g.Inc()
+	return func() { <-c.slots; g.Dec(); release() }, nil
+}
+
+// refuse counts, logs (at most every 10 seconds, with a count) and builds the shed status.
+func (s *Shedder) refuse(method, reason, what string) error {
+	s.shed.WithLabelValues(method, reason).Inc()
+	now := time.Now().UnixNano()
+	last := s.lastLog.Load()
+	if now-last >= int64(10*time.Second) && s.lastLog.CompareAndSwap(last, now) {
+		s.log.Warn("call shed: over a limit", "method", method, "reason", reason, "limit", what,
+			"shed_since_last_log", s.suppressed.Swap(0))
+	} else {
+		s.suppressed.Add(1)
+	}
+	return status.Errorf(codes.ResourceExhausted, "overloaded: %s; retry later", what)
+}
+
+// UnaryInterceptor bounds unary calls.
+func (s *Shedder) UnaryInterceptor() grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		cl := classOf(info.FullMethod, false)
+		if cl == "" {
+			return h(ctx, req)
+		}
+		done, err := s.acquire(ctx, s.classes[cl], info.FullMethod, callPeer(ctx), cl != classStream)
+		if err != nil {
+			return nil, err
+		}
+		defer done()
+		return h(ctx, req)
+	}
+}
+
+// StreamInterceptor bounds streams and the time each message may wait for its reader.
+func (s *Shedder) StreamInterceptor() grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+		done, err := s.acquire(ss.Context(), s.classes[classStream], info.FullMethod, callPeer(ss.Context()), false)
+		if err != nil {
+			return err
+		}
+		defer done()
+		bs := &boundedStream{ServerStream: ss, timeout: s.sendTO}
+		err = h(srv, bs)
+		if bs.cut.Load() {
+			// Whatever the handler made of the failed send, the caller learns why.
+			s.shed.WithLabelValues(info.FullMethod, "slow_reader").Inc()
+			return status.Errorf(codes.ResourceExhausted, "the reader fell behind: a message waited more than %s to be taken (limits.stream_send_timeout); reconnect and resume", s.sendTO)
+		}
+		return err
+	}
+}
+
+// boundedStream sends each message within timeout or cuts the stream off. A send that does not
+// complete in time is left to gRPC, which ends it when the handler returns; the stream then
+// refuses every further send. The messages buffered for one stream are thus bounded by gRPC's
+// per-stream write quota plus the one message in flight.
+type boundedStream struct {
+	grpc.ServerStream
+	timeout time.Duration
+	cut     atomic.Bool // a send timed out
+	dead    atomic.Bool // a send was abandoned (timed out or the call ended)
+}
+
+func (b *boundedStream) SendMsg(m any) error {
+	if b.dead.Load() {
+		if b.cut.Load() {
+			return status.Error(codes.ResourceExhausted, "stream cut off: the reader fell behind")
+		}
+		return b.Context().Err()
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- b.ServerStream.SendMsg(m) }()
+	t := time.NewTimer(b.timeout)
+	defer t.Stop()
+	select {
+	case err := <-errc:
+		return err
+	case <-t.C:
+		b.cut.Store(true)
+		b.dead.Store(true)
+		return status.Error(codes.ResourceExhausted, "stream cut off: the reader fell behind")
+	case <-b.Context().Done():
+		b.dead.Store(true)
+		return b.Context().Err()
+	}
+}
