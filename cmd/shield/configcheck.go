@@ -52,6 +52,9 @@ func checkConfigFile(path string) []string {
 	if err := cfg.Validate(); err != nil {
 		problems = append(problems, splitProblems(err)...)
 	}
+	if err := cfg.checkFiles(); err != nil {
+		problems = append(problems, splitProblems(err)...)
+	}
 	// The descriptor arithmetic serve applies at start, against the hard limit it raises to.
 	if nofile, err := hardNofile(); err != nil {
 		problems = append(problems, err.Error())

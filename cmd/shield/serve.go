@@ -46,7 +46,7 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 	metrics := fs.String("metrics-listen", "", "loopback host:port for Prometheus metrics")
 	stateDir := fs.String("state-dir", "", "state directory (default $STATE_DIRECTORY or ./var)")
 	policyPath := fs.String("policy", "", "policy bundle directory or .tar.gz (default: embedded bundle)")
-	dev := fs.Bool("dev", false, "DEVELOPMENT ONLY: loopback TCP listeners act with every role, unauthenticated")
+	dev := fs.Bool("dev", false, "DEVELOPMENT ONLY: every caller on a loopback TCP listener is admin, unauthenticated (unix-socket peers keep their roles)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -214,6 +214,9 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
 		return fmt.Errorf("create state dir: %w", err)
 	}
+	if err := checkStateDir(cfg.StateDir); err != nil {
+		return err
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a := &appliance{cfg: cfg, log: log}
@@ -305,7 +308,8 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 		return err
 	}
 	if cfg.Dev {
-		log.Warn("DEVELOPMENT MODE: every caller acts with every role, unauthenticated. Never run --dev in production.")
+		log.Warn("DEVELOPMENT MODE (--dev): every TCP caller acts as admin, unauthenticated; unix-socket peers keep their auth.unix_roles. Never run --dev in production.",
+			"tcp_listeners", cfg.Listen)
 	}
 	limits, nofile, err := fitLimits(cfg)
 	if err != nil {
