@@ -325,6 +325,7 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	gs := grpc.NewServer(append(limits.ServerOptions(),
 		grpc.Creds(auth.Credentials()),
 		grpc.MaxRecvMsgSize(maxRecvMsgSize(cfg)),
+		grpc.InTapHandle(shed.TapHandle()),
 		grpc.ChainUnaryInterceptor(auth.UnaryInterceptor(), shed.UnaryInterceptor(), inFlightInterceptor(m), server.RecoverUnary(log)),
 		grpc.ChainStreamInterceptor(auth.StreamInterceptor(), shed.StreamInterceptor(), server.RecoverStream(log)),
 	)...)

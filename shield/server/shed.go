@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
 )
 
 // Method classes the Shedder bounds separately. Health is in none: it is never shed.
@@ -178,6 +179,32 @@ func (s *Shedder) refuse(method, reason, what string) error {
 		s.suppressed.Add(1)
 	}
 	return status.Errorf(codes.ResourceExhausted, "overloaded: %s; retry later", what)
+}
+
+// TapHandle sheds a call whose class is already full while its headers are read, before gRPC
+// starts a goroutine for it or decodes its message: under a flood, refusing costs little, so the
+// calls within the limits and Health keep the CPU. It only refuses what acquire would refuse
+// (all slots taken and no room to wait, or the peer at its cap); the interceptors still take
+// the slots. Install with grpc.InTapHandle.
+func (s *Shedder) TapHandle() tap.ServerInHandle {
+	return func(ctx context.Context, info *tap.Info) (context.Context, error) {
+		cl := classOf(info.FullMethodName, false)
+		if cl == "" {
+			return ctx, nil
+		}
+		c := s.classes[cl]
+		who := callPeer(ctx)
+		c.mu.Lock()
+		atPeerCap := c.perPeer < c.max && c.peers[who] >= c.perPeer
+		c.mu.Unlock()
+		if atPeerCap {
+			return ctx, s.refuse(info.FullMethodName, "peer", fmt.Sprintf("%s has %d %s calls in progress (%s)", who, c.perPeer, c.name, c.peerKey))
+		}
+		if len(c.slots) == cap(c.slots) && (cl == classStream || c.wait == 0 || c.waiters.Load() >= int64(c.max)) {
+			return ctx, s.refuse(info.FullMethodName, "global", fmt.Sprintf("the service has %d %s calls in progress (%s)", c.max, c.name, c.maxKey))
+		}
+		return ctx, nil
+	}
 }
 
 // UnaryInterceptor bounds unary calls.

@@ -47,6 +47,12 @@ func (okSource) Reloads() (ok, failed int64, e string) { return 0, 0, "" }
 // serveShedded serves services behind auth (default roles: this uid has all) and a Shedder on a
 // real unix socket.
 func serveShedded(t *testing.T, l Limits, register func(*grpc.Server)) (*grpc.ClientConn, *Shedder) {
+	return serveSheddedTap(t, l, true, register)
+}
+
+// serveSheddedTap is serveShedded with or without the tap handle (the interceptors alone must
+// hold the limits too).
+func serveSheddedTap(t *testing.T, l Limits, withTap bool, register func(*grpc.Server)) (*grpc.ClientConn, *Shedder) {
 	t.Helper()
 	a, err := NewAuth(AuthConfig{})
 	if err != nil {
@@ -58,9 +64,13 @@ func serveShedded(t *testing.T, l Limits, register func(*grpc.Server)) (*grpc.Cl
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := grpc.NewServer(append(l.ServerOptions(), grpc.Creds(a.Credentials()),
+	opts := append(l.ServerOptions(), grpc.Creds(a.Credentials()),
 		grpc.ChainUnaryInterceptor(a.UnaryInterceptor(), sh.UnaryInterceptor()),
-		grpc.ChainStreamInterceptor(a.StreamInterceptor(), sh.StreamInterceptor()))...)
+		grpc.ChainStreamInterceptor(a.StreamInterceptor(), sh.StreamInterceptor()))
+	if withTap {
+		opts = append(opts, grpc.InTapHandle(sh.TapHandle()))
+	}
+	srv := grpc.NewServer(opts...)
 	register(srv)
 	go srv.Serve(lis)
 	t.Cleanup(srv.Stop)
@@ -87,55 +97,58 @@ func TestEvaluateShedWhileHealthAnswers(t *testing.T) {
 		{"per peer", Limits{MaxEvaluate: 8, MaxEvaluatePerPeer: 3, QueueWait: time.Millisecond}, 3, "limits.max_evaluate_per_peer", "peer"},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			fake := &blockingShield{ShieldService: NewShieldService(nil, okSource{}, "test"),
-				entered: make(chan struct{}, 64), release: make(chan struct{})}
-			conn, sh := serveShedded(t, tc.limits, func(s *grpc.Server) { shieldv1.RegisterShieldServiceServer(s, fake) })
-			c := shieldv1.NewShieldServiceClient(conn)
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			req := &shieldv1.EvaluateRequest{Call: &shieldv1.ToolCall{Tool: "Bash", ArgumentsJson: `{}`}}
+		for _, withTap := range []bool{true, false} {
+			name := tc.name + map[bool]string{true: "/tap", false: "/interceptor only"}[withTap]
+			t.Run(name, func(t *testing.T) {
+				fake := &blockingShield{ShieldService: NewShieldService(nil, okSource{}, "test"),
+					entered: make(chan struct{}, 64), release: make(chan struct{})}
+				conn, sh := serveSheddedTap(t, tc.limits, withTap, func(s *grpc.Server) { shieldv1.RegisterShieldServiceServer(s, fake) })
+				c := shieldv1.NewShieldServiceClient(conn)
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				req := &shieldv1.EvaluateRequest{Call: &shieldv1.ToolCall{Tool: "Bash", ArgumentsJson: `{}`}}
 
-			var wg sync.WaitGroup
-			held := make(chan error, tc.hold)
-			for range tc.hold {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
+				var wg sync.WaitGroup
+				held := make(chan error, tc.hold)
+				for range tc.hold {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						_, err := c.Evaluate(ctx, req)
+						held <- err
+					}()
+				}
+				for range tc.hold {
+					<-fake.entered // every slot is taken by a call inside the pipeline
+				}
+				for i := 0; i < 3; i++ {
 					_, err := c.Evaluate(ctx, req)
-					held <- err
-				}()
-			}
-			for range tc.hold {
-				<-fake.entered // every slot is taken by a call inside the pipeline
-			}
-			for i := 0; i < 3; i++ {
-				_, err := c.Evaluate(ctx, req)
-				if status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), tc.wantMsg) || !strings.Contains(err.Error(), "retry later") {
-					t.Fatalf("call over the limit: %v, want RESOURCE_EXHAUSTED naming %s", err, tc.wantMsg)
+					if status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), tc.wantMsg) || !strings.Contains(err.Error(), "retry later") {
+						t.Fatalf("call over the limit: %v, want RESOURCE_EXHAUSTED naming %s", err, tc.wantMsg)
+					}
 				}
-			}
-			h, err := c.Health(ctx, &shieldv1.HealthRequest{})
-			if err != nil || h.GetStatus() != shieldv1.HealthResponse_SERVING {
-				t.Fatalf("health while Evaluate is saturated: %v %v", h, err)
-			}
-			if got := testutil.ToFloat64(sh.inFlight.WithLabelValues(classEvaluate)); got != float64(tc.hold) {
-				t.Errorf("in-flight gauge = %v, want %d", got, tc.hold)
-			}
-			if got := testutil.ToFloat64(sh.shed.WithLabelValues(methodEvaluate, tc.reason)); got != 3 {
-				t.Errorf("shed{%s} = %v, want 3", tc.reason, got)
-			}
-			close(fake.release)
-			wg.Wait()
-			for range tc.hold {
-				if err := <-held; err != nil {
-					t.Errorf("held call: %v", err)
+				h, err := c.Health(ctx, &shieldv1.HealthRequest{})
+				if err != nil || h.GetStatus() != shieldv1.HealthResponse_SERVING {
+					t.Fatalf("health while Evaluate is saturated: %v %v", h, err)
 				}
-			}
-			if _, err := c.Evaluate(ctx, req); err != nil {
-				t.Errorf("Evaluate after the load went: %v", err)
-			}
-		})
+				if got := testutil.ToFloat64(sh.inFlight.WithLabelValues(classEvaluate)); got != float64(tc.hold) {
+					t.Errorf("in-flight gauge = %v, want %d", got, tc.hold)
+				}
+				if got := testutil.ToFloat64(sh.shed.WithLabelValues(methodEvaluate, tc.reason)); got != 3 {
+					t.Errorf("shed{%s} = %v, want 3", tc.reason, got)
+				}
+				close(fake.release)
+				wg.Wait()
+				for range tc.hold {
+					if err := <-held; err != nil {
+						t.Errorf("held call: %v", err)
+					}
+				}
+				if _, err := c.Evaluate(ctx, req); err != nil {
+					t.Errorf("Evaluate after the load went: %v", err)
+				}
+			})
+		}
 	}
 }
 
