@@ -48,8 +48,11 @@ type Limits struct {
 	MaxStreams int `yaml:"max_streams"`
 	// MaxStreamsPerPeer caps one peer's held calls. Default: 16 (at most MaxStreams).
 	MaxStreamsPerPeer int `yaml:"max_streams_per_peer"`
-	// QueueWait is how long a unary call waits for a free slot of its class before it is shed
-	// with RESOURCE_EXHAUSTED; at most as many calls as the class's cap wait. Default: 50ms.
+	// QueueWait is how long a unary call waits for a free slot (its peer's, then its class's)
+	// before it is shed with RESOURCE_EXHAUSTED; at most 16 × the cap wait at once, the rest are
+	// refused at once. Waiting calls sleep: a flooding client is slowed to one attempt per
+	// QueueWait per call it holds, which keeps the CPU for admitted calls and Health.
+	// Default: 500ms.
 	QueueWait time.Duration `yaml:"queue_wait"`
 	// StreamSendTimeout cuts off a stream whose reader has not taken a message for this long
 	// (RESOURCE_EXHAUSTED): a slow reader is never buffered without bound. Default: 10s.
@@ -69,7 +72,7 @@ const (
 	defaultMaxQueriesPerPeer     = 8
 	defaultMaxStreams            = 64
 	defaultMaxStreamsPerPeer     = 16
-	defaultQueueWait             = 50 * time.Millisecond
+	defaultQueueWait             = 500 * time.Millisecond
 	defaultStreamSendTimeout     = 10 * time.Second
 
 	// reserveFixed descriptors: runtime (epoll, pipes), stdio, listeners, audit writer and

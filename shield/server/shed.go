@@ -34,8 +34,8 @@ const (
 
 // Shedder bounds concurrent calls per method class, globally and per peer, and sheds the excess
 // with RESOURCE_EXHAUSTED (naming the limit) instead of queueing it: a unary call waits at most
-// Limits.QueueWait for a slot, and no more calls wait than the class's cap; a held call (stream
-// or AwaitDecision) never waits. Streams' sends are bounded in time (Limits.StreamSendTimeout):
+// Limits.QueueWait for a slot, and at most waitFactor × the cap wait at once (per class and per
+// peer); a held call (stream or AwaitDecision) never waits. Streams' sends are bounded in time (Limits.StreamSendTimeout):
 // a reader that stops taking messages is cut off. Health is exempt.
 type Shedder struct {
 	classes map[string]*shedClass
@@ -53,12 +53,18 @@ type shedClass struct {
 	name, maxKey, peerKey string
 	max, perPeer          int
 	wait                  time.Duration
+	maxWait               int // calls that may wait for a slot at once
 	slots                 chan struct{}
 	waiters               atomic.Int64
 
 	mu    sync.Mutex
-	peers map[string]int
+	peers map[string]*peerSlots
 }
+
+// waitFactor × a class's cap is how many of its calls may wait for a slot at once. Waiting
+// calls sleep (they cost memory, not CPU) and slow a flooding client down to one attempt per
+// queue_wait per call it holds, which keeps the CPU for admitted calls and Health.
+var waitFactor = 16
 
 // NewShedder builds the limiter for l (defaults filled), registering its metrics on reg (nil:
 // none) and logging sheds, rate-limited, on log (nil: no log).
@@ -69,7 +75,7 @@ func NewShedder(l Limits, reg prometheus.Registerer, log *slog.Logger) *Shedder 
 	}
 	mk := func(name, key string, n, perPeer int, wait time.Duration) *shedClass {
 		return &shedClass{name: name, maxKey: "limits.max_" + key, peerKey: "limits.max_" + key + "_per_peer",
-			max: n, perPeer: min(perPeer, n), wait: wait, slots: make(chan struct{}, n), peers: map[string]int{}}
+			max: n, perPeer: min(perPeer, n), wait: wait, maxWait: waitFactor * n, slots: make(chan struct{}, n), peers: map[string]*peerSlots{}}
 	}
 	s := &Shedder{
 		classes: map[string]*shedClass{
@@ -123,48 +129,97 @@ func callPeer(ctx context.Context) string {
 	return "unknown"
 }
 
-// acquire takes a slot of class c for peer, or returns the shed status.
+// peerSlots are one peer's slots in a class; refs counts holders and waiters (the entry is
+// dropped when it falls to zero).
+type peerSlots struct {
+	slots   chan struct{}
+	refs    int
+	waiters atomic.Int64
+}
+
+// acquire takes a slot of class c for peer who — first the peer's, then the class's — waiting
+// at most c.wait for them when wait is set and there is room to wait, or returns the shed
+// status naming the limit.
 func (s *Shedder) acquire(ctx context.Context, c *shedClass, method, who string, wait bool) (func(), error) {
-	c.mu.Lock()
-	if c.perPeer < c.max && c.peers[who] >= c.perPeer { // (a per-peer cap equal to the global one is the global one)
-		c.mu.Unlock()
-		return nil, s.refuse(method, "peer", fmt.Sprintf("%s has %d %s calls in progress (%s)", who, c.perPeer, c.name, c.peerKey))
-	}
-	c.peers[who]++
-	c.mu.Unlock()
-	release := func() {
-		c.mu.Lock()
-		if c.peers[who]--; c.peers[who] <= 0 {
-			delete(c.peers, who)
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
 		}
-		c.mu.Unlock()
-	}
-	got := false
-	select {
-	case c.slots <- struct{}{}:
-		got = true
-	default:
-		if wait && c.wait > 0 && c.waiters.Add(1) <= int64(c.max) {
-			t := time.NewTimer(c.wait)
-			select {
-			case c.slots <- struct{}{}:
-				got = true
-			case <-t.C:
-			case <-ctx.Done():
+	}()
+	// take takes one slot of ch, waiting when allowed and within the class's (and, for a peer's
+	// slots, the peer's) bound on waiters.
+	take := func(ch chan struct{}, peerWaiters *atomic.Int64, maxPeerWaiters int) bool {
+		select {
+		case ch <- struct{}{}:
+			return true
+		default:
+		}
+		if !wait || c.wait <= 0 {
+			return false
+		}
+		defer c.waiters.Add(-1)
+		if c.waiters.Add(1) > int64(c.maxWait) {
+			return false
+		}
+		if peerWaiters != nil {
+			defer peerWaiters.Add(-1)
+			if peerWaiters.Add(1) > int64(maxPeerWaiters) {
+				return false
 			}
-			t.Stop()
-			c.waiters.Add(-1)
-		} else if wait && c.wait > 0 {
-			c.waiters.Add(-1)
+		}
+		if timer == nil {
+			timer = time.NewTimer(c.wait)
+		}
+		select {
+		case ch <- struct{}{}:
+			return true
+		case <-timer.C:
+		case <-ctx.Done():
+		}
+		return false
+	}
+
+	// A per-peer cap as large as the class's is the class's: no per-peer slots then.
+	var ps *peerSlots
+	unref := func() {}
+	if c.perPeer < c.max {
+		c.mu.Lock()
+		if ps = c.peers[who]; ps == nil {
+			ps = &peerSlots{slots: make(chan struct{}, c.perPeer)}
+			c.peers[who] = ps
+		}
+		ps.refs++
+		c.mu.Unlock()
+		unref = func() {
+			c.mu.Lock()
+			if ps.refs--; ps.refs == 0 {
+				delete(c.peers, who)
+			}
+			c.mu.Unlock()
+		}
+		if !take(ps.slots, &ps.waiters, waitFactor*c.perPeer) {
+			unref()
+			return nil, s.refuse(method, "peer", fmt.Sprintf("%s has %d %s calls in progress (%s)", who, c.perPeer, c.name, c.peerKey))
 		}
 	}
-	if !got {
-		release()
+	if !take(c.slots, nil, 0) {
+		if ps != nil {
+			<-ps.slots
+		}
+		unref()
 		return nil, s.refuse(method, "global", fmt.Sprintf("the service has %d %s calls in progress (%s)", c.max, c.name, c.maxKey))
 	}
 	g := s.inFlight.WithLabelValues(c.name)
 	g.Inc()
-	return func() { <-c.slots; g.Dec(); release() }, nil
+	return func() {
+		<-c.slots
+		if ps != nil {
+			<-ps.slots
+		}
+		g.Dec()
+		unref()
+	}, nil
 }
 
 // refuse counts, logs (at most every 10 seconds, with a count) and builds the shed status.
@@ -194,13 +249,16 @@ func (s *Shedder) TapHandle() tap.ServerInHandle {
 		}
 		c := s.classes[cl]
 		who := callPeer(ctx)
+		canWait := cl != classStream && c.wait > 0 && c.waiters.Load() < int64(c.maxWait)
 		c.mu.Lock()
-		atPeerCap := c.perPeer < c.max && c.peers[who] >= c.perPeer
+		ps := c.peers[who]
+		atPeerCap := ps != nil && len(ps.slots) == cap(ps.slots) &&
+			(!canWait || ps.waiters.Load() >= int64(waitFactor*c.perPeer))
 		c.mu.Unlock()
 		if atPeerCap {
 			return ctx, s.refuse(info.FullMethodName, "peer", fmt.Sprintf("%s has %d %s calls in progress (%s)", who, c.perPeer, c.name, c.peerKey))
 		}
-		if len(c.slots) == cap(c.slots) && (cl == classStream || c.wait == 0 || c.waiters.Load() >= int64(c.max)) {
+		if len(c.slots) == cap(c.slots) && !canWait {
 			return ctx, s.refuse(info.FullMethodName, "global", fmt.Sprintf("the service has %d %s calls in progress (%s)", c.max, c.name, c.maxKey))
 		}
 		return ctx, nil

@@ -155,9 +155,18 @@ func TestEvaluateShedWhileHealthAnswers(t *testing.T) {
 // TestQueueWaitAdmitsWhenASlotFrees: a call over the cap waits (up to queue_wait) and is served
 // when a slot frees within it.
 func TestQueueWaitAdmitsWhenASlotFrees(t *testing.T) {
+	for name, l := range map[string]Limits{
+		"global":   {MaxEvaluate: 1, QueueWait: 10 * time.Second},
+		"per peer": {MaxEvaluate: 4, MaxEvaluatePerPeer: 1, QueueWait: 10 * time.Second},
+	} {
+		t.Run(name, func(t *testing.T) { queueWaitAdmits(t, l) })
+	}
+}
+
+func queueWaitAdmits(t *testing.T, l Limits) {
 	fake := &blockingShield{ShieldService: NewShieldService(nil, okSource{}, "test"),
 		entered: make(chan struct{}, 64), release: make(chan struct{})}
-	conn, _ := serveShedded(t, Limits{MaxEvaluate: 1, QueueWait: 10 * time.Second}, func(s *grpc.Server) { shieldv1.RegisterShieldServiceServer(s, fake) })
+	conn, _ := serveShedded(t, l, func(s *grpc.Server) { shieldv1.RegisterShieldServiceServer(s, fake) })
 	c := shieldv1.NewShieldServiceClient(conn)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
