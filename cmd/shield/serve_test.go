@@ -238,3 +238,26 @@ func TestServeWithJudge(t *testing.T) {
 		})
 	}
 }
+
+// TestServeRefusesOpenStateDir: a state directory its group or others may write is refused at
+// start, the same rule config check applies.
+func TestServeRefusesOpenStateDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o770); err != nil {
+		t.Fatal(err)
+	}
+	cfg := &Config{StateDir: dir}
+	cfg.withDefaults()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := serve(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err == nil || !strings.Contains(err.Error(), "writable by group or others") {
+		t.Fatalf("serve with a 0770 state dir: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "audit")); err == nil {
+		t.Error("serve created the audit trail in a state dir it refused")
+	}
+}

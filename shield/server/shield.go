@@ -22,7 +22,9 @@ import (
 // StatusSource reports what the service knows beyond the pipeline (reloads, health). Optional
 // parts may return zero values.
 type StatusSource interface {
-	// Problems lists why the service cannot decide right now (empty when healthy).
+	// Problems lists why the service cannot decide right now (empty when healthy). Health calls
+	// it on every probe, under any load and exempt from every limit: it must not block or take a
+	// lock that evaluation holds (read atomically updated state).
 	Problems() []string
 	// Reloads returns reload counts and the last reload error.
 	Reloads() (ok, failed int64, lastErr string)
@@ -133,7 +135,8 @@ func DecisionToProto(d shield.Decision) shieldv1.Decision {
 	}
 }
 
-// Health reports whether the service can decide.
+// Health reports whether the service can decide. It is never shed (see Shedder) and reads only
+// the status source's atomically kept state, so it answers while evaluation is saturated.
 func (s *ShieldService) Health(ctx context.Context, _ *shieldv1.HealthRequest) (*shieldv1.HealthResponse, error) {
 	resp := &shieldv1.HealthResponse{Status: shieldv1.HealthResponse_SERVING}
 	if s.source != nil {
