@@ -14,6 +14,9 @@ var (
 	ErrUnhealthy = errors.New("audit log unhealthy")
 	// ErrNotFound is returned by Get for a sequence number the log does not hold.
 	ErrNotFound = errors.New("audit record not found")
+	// ErrInsecureMode is wrapped by the error for a signing key that group or others may read,
+	// or a log or state directory that they may write.
+	ErrInsecureMode = errors.New("insecure file mode")
 )
 
 // VerifyError is the first problem Verify found. Seq is the first sequence number that is

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // fullDisk accepts limit bytes in total, then writes part of a buffer and fails with ENOSPC,
@@ -125,11 +127,54 @@ func TestKeyFileModeChecked(t *testing.T) {
 	cfg := testConfig(t)
 	l := mustOpen(t, cfg)
 	l.Close()
-	if err := os.Chmod(filepath.Join(cfg.Dir, "signing.key"), 0o644); err != nil {
+	key := filepath.Join(cfg.Dir, "signing.key")
+	for _, mode := range []os.FileMode{0o644, 0o640, 0o604, 0o620} {
+		if err := os.Chmod(key, mode); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Open(cfg)
+		if !errors.Is(err, ErrInsecureMode) || !strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), "chmod 0600 "+key) {
+			t.Fatalf("Open with a key of mode %04o: %v; want ErrInsecureMode naming the file and chmod 0600", mode, err)
+		}
+	}
+	if err := os.Chmod(key, 0o400); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Open(cfg); err == nil {
-		t.Fatal("Open accepted a world-readable signing key")
+	l = mustOpen(t, cfg) // read-only for the owner is fine
+	l.Close()
+}
+
+func TestDirModeChecked(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		dir  func(cfg *Config) string
+	}{
+		{"log dir", func(cfg *Config) string { return cfg.Dir }},
+		{"key dir", func(cfg *Config) string {
+			cfg.KeyFile = filepath.Join(filepath.Dir(cfg.Dir), "keys", "audit.key")
+			return filepath.Dir(cfg.KeyFile)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := Config{Dir: filepath.Join(t.TempDir(), "audit"), CheckpointEvery: 10, CheckpointInterval: time.Hour}
+			dir := tc.dir(&cfg)
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			for _, mode := range []os.FileMode{0o770, 0o702, 0o777} {
+				if err := os.Chmod(dir, mode); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := Open(cfg); !errors.Is(err, ErrInsecureMode) || !strings.Contains(err.Error(), dir) {
+					t.Fatalf("Open with %s of mode %04o: %v; want ErrInsecureMode naming it", tc.name, mode, err)
+				}
+			}
+			if err := os.Chmod(dir, 0o750); err != nil {
+				t.Fatal(err)
+			}
+			l := mustOpen(t, cfg)
+			l.Close()
+		})
 	}
 }
 

@@ -104,6 +104,14 @@ func Open(cfg Config) (*Log, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create audit dir: %w", err)
 	}
+	if err := CheckPrivateDir("audit log directory", cfg.Dir); err != nil {
+		return nil, err
+	}
+	if kd := filepath.Dir(cfg.KeyFile); kd != filepath.Clean(cfg.Dir) {
+		if err := CheckPrivateDir("signing key directory", kd); err != nil {
+			return nil, err
+		}
+	}
 	lock, err := lockDir(cfg.Dir)
 	if err != nil {
 		return nil, err

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -146,5 +149,35 @@ func TestAuditQueryThroughService(t *testing.T) {
 	code, out, errs = runShield(t, "audit", "get", "--addr", lis.Addr().String(), "--proof", "3")
 	if code != 0 || !strings.Contains(out, `"verified":true`) {
 		t.Fatalf("get --addr --proof: %d\n%s%s", code, out, errs)
+	}
+}
+
+func TestOpenAuditLogRefusesSharedStateDir(t *testing.T) {
+	cfg := &Config{StateDir: filepath.Join(t.TempDir(), "state")}
+	cfg.withDefaults()
+	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(cfg.StateDir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if _, err := openAuditLog(cfg, log); !errors.Is(err, audit.ErrInsecureMode) || !strings.Contains(err.Error(), cfg.StateDir) {
+		t.Fatalf("openAuditLog with a world-writable state dir: %v", err)
+	}
+	if err := os.Chmod(cfg.StateDir, 0o710); err != nil {
+		t.Fatal(err)
+	}
+	al, err := openAuditLog(cfg, log)
+	if err != nil {
+		t.Fatalf("openAuditLog with a 0710 state dir: %v", err)
+	}
+	al.Close()
+	// A signing key that others may read is refused, naming the file and the fix.
+	if err := os.Chmod(cfg.Audit.KeyFile, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := openAuditLog(cfg, log); !errors.Is(err, audit.ErrInsecureMode) || !strings.Contains(err.Error(), "chmod 0600 "+cfg.Audit.KeyFile) {
+		t.Fatalf("openAuditLog with a 0644 key: %v", err)
 	}
 }

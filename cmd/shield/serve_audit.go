@@ -23,6 +23,11 @@ func (h *auditHandle) Close() error   { return h.log.Close() }
 
 // openAuditLog opens the audit trail under the state dir; serve refuses to start without one.
 func openAuditLog(cfg *Config, log *slog.Logger) (auditLog, error) {
+	// Whoever can write the state directory can replace the key, the log or the socket: refuse
+	// to run on one that group or others may write (systemd's StateDirectoryMode=0710 passes).
+	if err := audit.CheckPrivateDir("state directory", cfg.StateDir); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(filepath.Dir(cfg.Audit.KeyFile), 0o700); err != nil {
 		return nil, fmt.Errorf("create key dir: %w", err)
 	}
