@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -101,7 +102,7 @@ func TestTornTailQuarantined(t *testing.T) {
 		t.Fatalf("Recovery() = %+v", l.Recovery())
 	}
 	// The recovery itself is recorded, chained to the last good record.
-	last, err := l.Get(l.Size() - 1)
+	last, err := l.Get(l.Size() - 2) // then its commit's checkpoint
 	if err != nil || last.Type != TypeRecovered {
 		t.Fatalf("last record %+v %v: want a recovered record", last, err)
 	}
@@ -183,5 +184,110 @@ func TestAppendAfterClose(t *testing.T) {
 	l.Close()
 	if _, err := l.Append(context.Background(), TypeDecision, &Decision{}); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Append after Close: %v", err)
+	}
+}
+
+// TestUncoveredTailQuarantined: records appended after the last checkpoint by someone without
+// the key fail verification, and opening the log moves them to quarantine instead of signing
+// them into the next checkpoint.
+func TestUncoveredTailQuarantined(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		badAt  uint64 // first bad seq Verify names, after the 10 lines of the log
+		why    string
+		forged func(t *testing.T, lines [][]byte) [][]byte
+	}{
+		{"record", 10, "after the last signed checkpoint", func(t *testing.T, lines [][]byte) [][]byte {
+			return [][]byte{forgeNext(t, lines, `{"decision":"ALLOW","tool":"Bash"}`)}
+		}},
+		{"record and a checkpoint by another key", 11, "signature", func(t *testing.T, lines [][]byte) [][]byte {
+			rec := forgeNext(t, lines, `{"decision":"ALLOW","tool":"Bash"}`)
+			return [][]byte{rec, forgeCheckpoint(t, append(lines, rec))}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig(t)
+			l := mustOpen(t, cfg)
+			pos := appendDecisions(t, l, 5, "")
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+			seg := filepath.Join(cfg.Dir, segmentName(0))
+			data, err := os.ReadFile(seg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := bytes.SplitAfter(data, []byte("\n"))
+			lines = lines[:len(lines)-1]
+			size := uint64(len(lines))
+			forged := tc.forged(t, lines)
+			if err := os.WriteFile(seg, append(data, bytes.Join(forged, nil)...), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err = Verify(cfg.Dir, pubkey(t, cfg))
+			var ve *VerifyError
+			if !errors.As(err, &ve) || ve.Seq != tc.badAt || !strings.Contains(ve.Reason, tc.why) {
+				t.Fatalf("Verify with a record appended without the key: %v; want a VerifyError at seq %d", err, tc.badAt)
+			}
+
+			l = mustOpen(t, cfg)
+			r := l.Recovery()
+			if r == nil || r.Records != uint64(len(forged)) || r.FirstSeq != size || r.Offset != int64(len(data)) {
+				t.Fatalf("Recovery() = %+v; want the %d forged records from seq %d quarantined", r, len(forged), size)
+			}
+			q, err := os.ReadFile(r.Quarantine)
+			if err != nil || !bytes.Equal(q, bytes.Join(forged, nil)) {
+				t.Fatalf("quarantine file holds %q (%v), want the forged lines", q, err)
+			}
+			// Seq size is now the recovery record, not the forged one, and the log carries on.
+			got, err := l.Get(size)
+			if err != nil || got.Type != TypeRecovered {
+				t.Fatalf("record %d after open: %+v %v; want the recovery record", size, got, err)
+			}
+			for _, p := range pos {
+				if r, err := l.Get(p.Seq); err != nil || r.Hash != p.Hash {
+					t.Fatalf("acknowledged record %d lost: %v", p.Seq, err)
+				}
+			}
+			appendDecisions(t, l, 2, "")
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+			rep, err := Verify(cfg.Dir, pubkey(t, cfg))
+			if err != nil {
+				t.Fatalf("Verify after quarantine: %v", err)
+			}
+			if rep.Uncovered != 0 {
+				t.Fatalf("report %+v", rep)
+			}
+			// No checkpoint signed the forged record: it is in no record of the log.
+			all, _ := os.ReadFile(seg)
+			if bytes.Contains(all, bytes.TrimSuffix(forged[0], []byte("\n"))) {
+				t.Fatal("the forged record is still in the log")
+			}
+		})
+	}
+}
+
+// TestUncoveredTailOnlyHiddenFromReaders: a reader does not show records no checkpoint covers.
+func TestUncoveredTailHiddenFromReaders(t *testing.T) {
+	cfg := testConfig(t)
+	l := mustOpen(t, cfg)
+	appendDecisions(t, l, 3, "")
+	l.Close()
+	seg := filepath.Join(cfg.Dir, segmentName(0))
+	data, _ := os.ReadFile(seg)
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	lines = lines[:len(lines)-1]
+	if err := os.WriteFile(seg, append(data, forgeNext(t, lines, `{"tool":"x"}`)...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, err := OpenReadOnly(cfg.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if r.Size() != uint64(len(lines)) {
+		t.Fatalf("reader sees %d records, want the %d covered ones", r.Size(), len(lines))
 	}
 }

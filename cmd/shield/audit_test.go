@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -86,7 +87,7 @@ func TestAuditVerifyCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, _ = runShield(t, "audit", "verify", "--dir", dir, "--pubkey", pub)
-	if code != 1 || !strings.Contains(out, "first bad seq 2") {
+	if code != 1 || !strings.Contains(out, "first bad seq 4") { // decision 2 (each is followed by a checkpoint)
 		t.Fatalf("verify altered log: code %d, output %q", code, out)
 	}
 }
@@ -98,7 +99,7 @@ func TestAuditQueryCommands(t *testing.T) {
 		t.Fatalf("query: %d %s", code, errs)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 1 || !strings.Contains(lines[0], `"seq":2`) || strings.Contains(out, "s3cr3t") {
+	if len(lines) != 1 || !strings.Contains(lines[0], `"seq":4`) || strings.Contains(out, "s3cr3t") {
 		t.Fatalf("query --decision block --json:\n%s", out)
 	}
 	code, out, _ = runShield(t, "audit", "query", "--dir", dir, "--tool", "Bash")
@@ -179,5 +180,37 @@ func TestOpenAuditLogRefusesSharedStateDir(t *testing.T) {
 	}
 	if _, err := openAuditLog(cfg, log); !errors.Is(err, audit.ErrInsecureMode) || !strings.Contains(err.Error(), "chmod 0600 "+cfg.Audit.KeyFile) {
 		t.Fatalf("openAuditLog with a 0644 key: %v", err)
+	}
+}
+
+// TestAuditVerifyRejectsUnsignedTail: a record appended after the last checkpoint by someone
+// without the key makes verify fail with a clear message.
+func TestAuditVerifyRejectsUnsignedTail(t *testing.T) {
+	dir, pub := auditFixture(t)
+	seg := filepath.Join(dir, "audit-00000000000000000000.jsonl")
+	data, err := os.ReadFile(seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	last, err := audit.DecodeRecord(bytes.TrimSuffix(lines[len(lines)-2], []byte("\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A well-chained record, as anyone who can write the file can make it.
+	forged := fmt.Sprintf(`{"payload":{"decision":"ALLOW","tool":"Bash"},"prev":%q,"seq":%d,"time":%q,"type":"decision"}`,
+		last.Hash, last.Seq+1, last.Time.Format(audit.TimeFormat))
+	h := audit.LeafHash([]byte(forged))
+	line := `{"hash":"` + audit.HashHex(h[:]) + `",` + forged[1:] + "\n"
+	if _, err := audit.DecodeRecord([]byte(strings.TrimSuffix(line, "\n"))); err != nil {
+		t.Fatalf("forged line: %v", err)
+	}
+	if err := os.WriteFile(seg, append(data, line...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runShield(t, "audit", "verify", "--dir", dir, "--pubkey", pub)
+	want := fmt.Sprintf("NOT INTACT: first bad seq %d", last.Seq+1)
+	if code != 1 || !strings.Contains(out, want) || !strings.Contains(out, "after the last signed checkpoint") {
+		t.Fatalf("verify with an unsigned record: code %d, output %q %q", code, out, errs)
 	}
 }

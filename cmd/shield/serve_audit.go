@@ -44,7 +44,11 @@ func openAuditLog(cfg *Config, log *slog.Logger) (auditLog, error) {
 		return nil, err
 	}
 	if r := l.Recovery(); r != nil {
-		log.Warn("audit log recovered a torn tail", "recovery", fmt.Sprintf("%+v", *r))
+		// Loud: bytes no signed checkpoint covered were moved out of the trail. After a crash
+		// that is a torn or unacknowledged tail; records appended without the key look the same.
+		log.Error("AUDIT LOG TAIL QUARANTINED: bytes after the last signed checkpoint were moved aside, not adopted",
+			"segment", r.Segment, "offset", r.Offset, "bytes", r.Bytes, "uncovered_records", r.Records,
+			"first_seq", r.FirstSeq, "quarantine_file", r.Quarantine, "sha256", r.SHA256, "reason", r.Reason)
 	}
 	log.Info("audit log open", "dir", cfg.Audit.Dir, "checkpoint_key", l.PublicKey())
 	return &auditHandle{Recorder: newAuditRecorder(l), log: l}, nil
