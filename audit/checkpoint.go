@@ -175,6 +175,12 @@ func vkeyFor(skey string) (string, error) {
 // writeFileSync writes data to path atomically (temp file, fsync, rename, fsync of the
 // directory). exclusive refuses to replace an existing file.
 func writeFileSync(path string, data []byte, mode os.FileMode, exclusive bool) error {
+	return writeFileSyncDir(nil, path, data, mode, exclusive)
+}
+
+// writeFileSyncDir is writeFileSync with the directory fsynced through dirf, an open handle
+// on path's directory (nil: open it), so that it needs one new descriptor, not two.
+func writeFileSyncDir(dirf *os.File, path string, data []byte, mode os.FileMode, exclusive bool) error {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
 	if err != nil {
@@ -202,6 +208,9 @@ func writeFileSync(path string, data []byte, mode os.FileMode, exclusive bool) e
 		}
 	} else if err := os.Rename(tmp.Name(), path); err != nil {
 		return err
+	}
+	if dirf != nil {
+		return dirf.Sync()
 	}
 	return syncDir(dir)
 }

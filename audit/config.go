@@ -3,6 +3,7 @@ package audit
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"time"
 )
@@ -34,6 +35,10 @@ type Config struct {
 	// default patterns.
 	Redact Redaction
 
+	// Logger receives every failure of the log (rate-limited) and its recoveries. Default
+	// slog.Default().
+	Logger *slog.Logger
+
 	// wrap, when set (tests), wraps the active segment's file to inject faults.
 	wrap func(segmentFile) segmentFile
 }
@@ -41,6 +46,9 @@ type Config struct {
 func (c *Config) setDefaults() {
 	if c.KeyFile == "" && c.Dir != "" {
 		c.KeyFile = filepath.Join(c.Dir, "signing.key")
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
 	}
 	if c.Origin == "" {
 		c.Origin = "shield-audit"

@@ -9,8 +9,8 @@ import (
 var (
 	// ErrClosed is returned by Append after Close.
 	ErrClosed = errors.New("audit log closed")
-	// ErrUnhealthy wraps the write failure that made the log stop accepting records. The log
-	// stays unhealthy until it is reopened (which quarantines a torn tail).
+	// ErrUnhealthy wraps the failure that made the log stop accepting records. The log retries
+	// in the background and accepts records again once it has re-verified its tail.
 	ErrUnhealthy = errors.New("audit log unhealthy")
 	// ErrNotFound is returned by Get for a sequence number the log does not hold.
 	ErrNotFound = errors.New("audit record not found")

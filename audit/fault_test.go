@@ -4,85 +4,316 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// fullDisk accepts limit bytes in total, then writes part of a buffer and fails with ENOSPC,
-// like a filesystem running out of space mid-write.
-type fullDisk struct {
-	f     segmentFile
-	limit int
+// disk is the shared state of injected faults: free bytes (a write beyond them writes what
+// fits and fails with ENOSPC, like a full filesystem) and an fsync error. It survives the
+// log reopening its segment.
+type disk struct {
+	mu      sync.Mutex
+	free    int
+	syncErr error
 }
 
-func (d *fullDisk) Write(p []byte) (int, error) {
-	if len(p) <= d.limit {
-		d.limit -= len(p)
-		return d.f.Write(p)
+func (d *disk) set(free int, syncErr error) {
+	d.mu.Lock()
+	d.free, d.syncErr = free, syncErr
+	d.mu.Unlock()
+}
+
+type faultyFile struct {
+	f segmentFile
+	d *disk
+}
+
+func (w *faultyFile) Write(p []byte) (int, error) {
+	w.d.mu.Lock()
+	defer w.d.mu.Unlock()
+	if len(p) <= w.d.free {
+		w.d.free -= len(p)
+		return w.f.Write(p)
 	}
-	n, _ := d.f.Write(p[:d.limit])
-	d.limit = 0
+	n, _ := w.f.Write(p[:w.d.free])
+	w.d.free = 0
 	return n, &os.PathError{Op: "write", Path: "segment", Err: syscall.ENOSPC}
 }
-func (d *fullDisk) Sync() error  { return d.f.Sync() }
-func (d *fullDisk) Close() error { return d.f.Close() }
 
-func TestDiskFull(t *testing.T) {
-	cfg := testConfig(t)
-	cfg.wrap = func(f segmentFile) segmentFile { return &fullDisk{f: f, limit: 3000} }
-	l := mustOpen(t, cfg)
+func (w *faultyFile) Sync() error {
+	w.d.mu.Lock()
+	err := w.d.syncErr
+	w.d.mu.Unlock()
+	if err != nil {
+		return &os.PathError{Op: "fsync", Path: "segment", Err: err}
+	}
+	return w.f.Sync()
+}
+
+func (w *faultyFile) Close() error { return w.f.Close() }
+
+// logBuffer collects what the log logs.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// waitHealthy waits until the log has recovered by itself (or fails the test after a minute:
+// a bound against hanging, not a timing assertion).
+func waitHealthy(t *testing.T, l *Log) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); l.Healthy() != nil; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the log did not recover: %+v", l.Status())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// checkAcked closes l, verifies the log end to end and checks every acknowledged record.
+func checkAcked(t *testing.T, l *Log, cfg Config, acked []Position) *Report {
+	t.Helper()
+	if err := l.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	rep, err := Verify(cfg.Dir, pubkey(t, cfg))
+	if err != nil {
+		t.Fatalf("Verify after recovery: %v", err)
+	}
+	r, err := OpenReadOnly(cfg.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, p := range acked {
+		rec, err := r.Get(p.Seq)
+		if err != nil || rec.Hash != p.Hash {
+			t.Fatalf("acknowledged record %d lost or changed: %+v %v", p.Seq, rec, err)
+		}
+	}
+	return rep
+}
+
+// appendUntilFail appends until an append fails (at most n), returning the acknowledged
+// positions and the error.
+func appendUntilFail(t *testing.T, l *Log, n int) ([]Position, error) {
+	t.Helper()
 	var acked []Position
-	var failErr error
-	for i := 0; i < 100 && failErr == nil; i++ {
-		p, err := l.Append(context.Background(), TypeDecision, &Decision{Tool: "Bash", Decision: "ALLOW"})
+	for i := range n {
+		p, err := l.Append(context.Background(), TypeDecision, &Decision{CallID: fmt.Sprint(i), Tool: "Bash", Decision: "ALLOW"})
 		if err != nil {
-			failErr = err
-			break
+			return acked, err
 		}
 		acked = append(acked, p)
 	}
-	if failErr == nil {
-		t.Fatal("appends kept succeeding on a full disk")
-	}
-	if !errors.Is(failErr, ErrUnhealthy) || !errors.Is(failErr, syscall.ENOSPC) {
-		t.Fatalf("append error %v: want ErrUnhealthy wrapping ENOSPC", failErr)
-	}
-	if err := l.Healthy(); !errors.Is(err, ErrUnhealthy) {
-		t.Fatalf("Healthy() = %v after a write failure", err)
-	}
-	if _, err := l.Append(context.Background(), TypeDecision, &Decision{}); !errors.Is(err, ErrUnhealthy) {
-		t.Fatalf("append after failure: %v", err)
-	}
-	l.Close()
+	return acked, nil
+}
 
-	// Space is back: reopening quarantines the torn tail and continues the chain; every
-	// acknowledged record is still there and the log verifies.
-	cfg.wrap = nil
-	l = mustOpen(t, cfg)
-	rec := l.Recovery()
-	if rec == nil || rec.Bytes == 0 {
-		t.Fatalf("Recovery() = %+v, want the torn tail quarantined", rec)
+// TestFaultsFailClosedAndRecover: a full disk (ENOSPC, part of a batch written) and a failed
+// fsync (EIO) make every append fail while they last; once the cause is gone the log re-verifies
+// its tail and serves again without a restart, logging both; nothing acknowledged is lost and
+// the chain verifies end to end.
+func TestFaultsFailClosedAndRecover(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		fault func(d *disk)
+		errno syscall.Errno
+	}{
+		{"disk full", func(d *disk) { d.set(700, nil) }, syscall.ENOSPC},
+		{"fsync fails", func(d *disk) { d.set(1<<30, syscall.EIO) }, syscall.EIO},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := &disk{free: 1 << 30}
+			var logs logBuffer
+			cfg := testConfig(t)
+			cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+			cfg.wrap = func(f segmentFile) segmentFile { return &faultyFile{f: f, d: d} }
+			l := mustOpen(t, cfg)
+			acked := appendDecisions(t, l, 5, "s")
+
+			tc.fault(d)
+			more, err := appendUntilFail(t, l, 100)
+			acked = append(acked, more...)
+			if !errors.Is(err, ErrUnhealthy) || !errors.Is(err, tc.errno) {
+				t.Fatalf("append under %s: %v; want ErrUnhealthy wrapping %v", tc.name, err, tc.errno)
+			}
+			// Fail closed while the fault lasts: every append fails, recovery attempts included.
+			for i := range 200 {
+				if p, err := l.Append(context.Background(), TypeDecision, &Decision{CallID: fmt.Sprint("x", i)}); err == nil {
+					t.Fatalf("append %d succeeded while the fault lasts (seq %d)", i, p.Seq)
+				}
+				if i%50 == 0 {
+					time.Sleep(60 * time.Millisecond) // let recovery attempts run against the fault
+				}
+			}
+			st := l.Status()
+			if st.Healthy || !strings.Contains(st.Reason, tc.errno.Error()) || st.Rejected == 0 {
+				t.Fatalf("Status() = %+v while failing", st)
+			}
+
+			d.set(1<<30, nil) // the cause is gone
+			waitHealthy(t, l)
+			acked = append(acked, appendDecisions(t, l, 5, "s")...)
+			st = l.Status()
+			if !st.Healthy || st.Recoveries == 0 || st.LastRecovery == nil {
+				t.Fatalf("Status() = %+v after recovery", st)
+			}
+			checkAcked(t, l, cfg, acked)
+
+			out := logs.String()
+			for _, want := range []string{"audit log failed", tc.errno.Error(), "audit append refused", "audit log recovered"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("log lacks %q:\n%s", want, out)
+				}
+			}
+			if n := strings.Count(out, "audit append refused"); n > 3 {
+				t.Errorf("%d lines for refused appends: not rate-limited", n)
+			}
+		})
 	}
-	if _, err := os.Stat(rec.Quarantine); err != nil {
-		t.Fatalf("quarantine file: %v", err)
+}
+
+// TestFDExhaustionRecovers exhausts the process's file descriptors for real (RLIMIT_NOFILE
+// lowered, the rest filled): the spare descriptor lets the log take one step that needs a new
+// file (here a segment rotation), later ones fail closed (EMFILE), and once descriptors are
+// free again the log recovers by itself.
+func TestFDExhaustionRecovers(t *testing.T) {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		t.Skipf("getrlimit: %v", err)
 	}
-	for _, p := range acked {
-		r, err := l.Get(p.Seq)
-		if err != nil || r.Hash != p.Hash {
-			t.Fatalf("acknowledged record %d: %v %v", p.Seq, r, err)
+	cfg := testConfig(t)
+	cfg.SegmentMaxBytes = 4096
+	cfg.CheckpointEvery = 1 << 20 // only rotations need new descriptors here
+	var logs logBuffer
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	l := mustOpen(t, cfg)
+	acked := appendDecisions(t, l, 2, "")
+	nsegs := func() int { l.mu.RLock(); defer l.mu.RUnlock(); return len(l.segs) }
+	segsBefore := nsegs()
+
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("cannot count descriptors: %v", err)
+	}
+	low := lim
+	low.Cur = uint64(len(ents)) + 64
+	if low.Cur > lim.Max {
+		t.Skipf("hard RLIMIT_NOFILE %d too low to test", lim.Max)
+	}
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &low); err != nil {
+		t.Skipf("setrlimit: %v", err)
+	}
+	var filler []*os.File
+	release := func() {
+		for _, f := range filler {
+			f.Close()
 		}
+		filler = nil
 	}
-	appendDecisions(t, l, 3, "")
-	if err := l.Close(); err != nil {
+	t.Cleanup(func() {
+		release()
+		syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
+	})
+	for {
+		f, err := os.Open(os.DevNull)
+		if err != nil {
+			if !errors.Is(err, syscall.EMFILE) {
+				t.Fatalf("filling descriptors: %v", err)
+			}
+			break
+		}
+		filler = append(filler, f)
+	}
+
+	more, err := appendUntilFail(t, l, 500)
+	acked = append(acked, more...)
+	if !errors.Is(err, ErrUnhealthy) || !errors.Is(err, syscall.EMFILE) {
+		t.Fatalf("append with no descriptors left: %v; want ErrUnhealthy wrapping EMFILE", err)
+	}
+	if segsDuring := nsegs(); segsDuring <= segsBefore {
+		t.Errorf("no segment rotation succeeded with descriptors exhausted (%d segments): the spare was not used", segsDuring)
+	}
+	if _, err := l.Append(context.Background(), TypeDecision, &Decision{}); err == nil {
+		t.Fatal("append succeeded with descriptors exhausted after the failure")
+	}
+
+	release()
+	syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
+	waitHealthy(t, l)
+	acked = append(acked, appendDecisions(t, l, 20, "")...) // rotates again
+	checkAcked(t, l, cfg, acked)
+	if out := logs.String(); !strings.Contains(out, "too many open files") || !strings.Contains(out, "audit log recovered") {
+		t.Errorf("log:\n%s", out)
+	}
+}
+
+// TestRealDiskFullRecovers fills a small tmpfs for real, then frees it.
+func TestRealDiskFullRecovers(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a tmpfs needs root")
+	}
+	mnt := t.TempDir()
+	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=256k,mode=0700"); err != nil {
+		t.Skipf("mount tmpfs (needs CAP_SYS_ADMIN in this mount namespace): %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(mnt, syscall.MNT_DETACH) })
+	cfg := Config{Dir: filepath.Join(mnt, "audit"), CheckpointEvery: 10, CheckpointInterval: time.Hour}
+	l := mustOpen(t, cfg)
+	acked := appendDecisions(t, l, 5, "")
+
+	// Fill the filesystem.
+	fill := filepath.Join(mnt, "fill")
+	f, err := os.Create(fill)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Verify(cfg.Dir, pubkey(t, cfg)); err != nil {
-		t.Fatalf("Verify after recovery: %v", err)
+	chunk := make([]byte, 4096)
+	for {
+		if _, err := f.Write(chunk); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatalf("filling the tmpfs: %v", err)
+			}
+			break
+		}
 	}
+	f.Close()
+	more, err := appendUntilFail(t, l, 1000)
+	acked = append(acked, more...)
+	if !errors.Is(err, ErrUnhealthy) || !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("append on a full tmpfs: %v; want ErrUnhealthy wrapping ENOSPC", err)
+	}
+	for i := range 20 {
+		if _, err := l.Append(context.Background(), TypeDecision, &Decision{}); err == nil {
+			t.Fatalf("append %d succeeded on a full disk", i)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := os.Remove(fill); err != nil {
+		t.Fatal(err)
+	}
+	waitHealthy(t, l)
+	acked = append(acked, appendDecisions(t, l, 5, "")...)
+	checkAcked(t, l, cfg, acked)
 }
 
 func TestTornTailQuarantined(t *testing.T) {

@@ -41,13 +41,19 @@ type Log struct {
 	sig *signer
 
 	lock     *os.File // flock on Dir/LOCK: one writer per directory (nil: read-only)
+	dirf     *os.File // Dir, kept open to fsync it without a new descriptor
+	spare    *os.File // the spare descriptor (see health.go)
 	readOnly bool
+	health   health
 
 	sendMu sync.RWMutex // held for reading while sending on reqs; Close holds it to close reqs
 	closed bool
 	reqs   chan *appendReq
 	done   chan struct{}
-	failed atomic.Pointer[error]
+	failed atomic.Pointer[error] // what Healthy reports
+	// stopped gates the writer and syncer: set with failed, cleared by recovery before its probe
+	// record, which must be durable before failed is cleared.
+	stopped atomic.Bool
 
 	mu       sync.RWMutex // guards the index below (readers: Get, Query, proofs)
 	segs     []*segment
@@ -131,9 +137,14 @@ func Open(cfg Config) (*Log, error) {
 	}
 	l := &Log{cfg: cfg, lock: lock, dir: cfg.Dir, red: red, sig: sig, reqs: make(chan *appendReq, 4096),
 		done: make(chan struct{}), syncCh: make(chan *pending, 64), syncDone: make(chan struct{}), sessions: map[string][]uint64{}, notify: make(chan struct{}), prev: ZeroHash}
+	if l.dirf, err = os.Open(cfg.Dir); err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("open audit dir: %w", err)
+	}
+	l.reserve()
 	if err := l.load(); err != nil {
 		l.closeReaders()
-		lock.Close()
+		l.closeFiles()
 		return nil, err
 	}
 	go l.run()
@@ -250,10 +261,12 @@ func (l *Log) load() error {
 		return l.newSegment()
 	}
 	last := l.segs[len(l.segs)-1]
-	f, err := os.OpenFile(filepath.Join(l.dir, last.name), os.O_WRONLY|os.O_APPEND, 0)
+	f, err := os.OpenFile(filepath.Join(l.dir, last.name), os.O_RDWR|os.O_APPEND, 0)
 	if err != nil {
 		return fmt.Errorf("open active segment: %w", err)
 	}
+	last.rf.Close()
+	last.rf = f // one descriptor for appending and reading
 	l.setWriter(f, last)
 	l.wend = last.end
 	if len(last.offs) == 0 {
@@ -361,24 +374,26 @@ func (l *Log) setWriter(f *os.File, seg *segment) {
 	l.wseg = seg
 }
 
-// newSegment creates the segment for the next record and makes it the active one.
+// newSegment creates the segment for the next record and makes it the active one. Its one
+// descriptor (O_RDWR|O_APPEND) serves the writer and readers, and stays open once sealed.
 func (l *Log) newSegment() error {
 	name := segmentName(l.next)
 	path := filepath.Join(l.dir, name)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
+	var f *os.File
+	err := l.withSpare(func() error {
+		var err error
+		f, err = os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("create segment: %w", err)
+		return fmt.Errorf("create segment %s: %w", name, err)
 	}
-	if err := syncDir(l.dir); err != nil {
+	if err := l.syncDir(); err != nil {
 		f.Close()
+		os.Remove(path) // not acknowledged as existing: the retry creates it again
 		return fmt.Errorf("sync audit dir: %w", err)
 	}
-	rf, err := os.Open(path)
-	if err != nil {
-		f.Close()
-		return err
-	}
-	seg := &segment{first: l.next, name: name, rf: rf}
+	seg := &segment{first: l.next, name: name, rf: f}
 	l.mu.Lock()
 	l.segs = append(l.segs, seg)
 	l.mu.Unlock()
@@ -386,6 +401,13 @@ func (l *Log) newSegment() error {
 	l.wend = 0
 	l.wstart = time.Time{}
 	return nil
+}
+
+func (l *Log) syncDir() error {
+	if l.dirf != nil {
+		return l.dirf.Sync()
+	}
+	return syncDir(l.dir)
 }
 
 // Append writes one record and returns once it is durable. payload is marshalled with
@@ -435,6 +457,7 @@ func (l *Log) Append(ctx context.Context, typ Type, payload any) (Position, erro
 	}
 	req := &appendReq{typ: typ, payload: p, session: session, done: make(chan appendRes, 1)}
 	if err := l.Healthy(); err != nil {
+		l.rejected(err)
 		return Position{}, err
 	}
 	l.sendMu.RLock()
@@ -457,18 +480,13 @@ func (l *Log) Append(ctx context.Context, typ Type, payload any) (Position, erro
 	}
 }
 
-// Healthy returns nil while the log accepts records, or the write error that stopped it
-// (wrapping ErrUnhealthy).
+// Healthy returns nil while the log accepts records, or the failure that stopped it (wrapping
+// ErrUnhealthy) until the log has recovered by itself.
 func (l *Log) Healthy() error {
 	if p := l.failed.Load(); p != nil {
 		return *p
 	}
 	return nil
-}
-
-func (l *Log) fail(err error) {
-	e := fmt.Errorf("%w: %w", ErrUnhealthy, err)
-	l.failed.CompareAndSwap(nil, &e)
 }
 
 // Recovery reports the torn tail quarantined when the log was opened, or nil.
@@ -504,9 +522,7 @@ func (l *Log) Close() error {
 	l.sendMu.Unlock()
 	<-l.done
 	l.closeReaders()
-	if l.lock != nil {
-		l.lock.Close()
-	}
+	l.closeFiles()
 	err := l.Healthy()
 	if errors.Is(err, ErrUnhealthy) {
 		return err
@@ -519,11 +535,16 @@ func (l *Log) closeReaders() {
 	defer l.mu.Unlock()
 	for _, s := range l.segs {
 		if s.rf != nil {
-			s.rf.Close()
+			s.rf.Close() // the active segment's is also the writer's
 		}
 	}
-	if l.w != nil {
-		l.w.Close()
+}
+
+func (l *Log) closeFiles() {
+	for _, f := range []*os.File{l.spare, l.dirf, l.lock} {
+		if f != nil {
+			f.Close()
+		}
 	}
 }
 
@@ -543,8 +564,27 @@ func (l *Log) run() {
 	ticker := time.NewTicker(tick)
 	defer ticker.Stop()
 	batch := make([]*appendReq, 0, 256)
+	var retry *time.Timer
+	defer func() {
+		if retry != nil {
+			retry.Stop()
+		}
+	}()
 	for {
+		var retryC <-chan time.Time
+		if l.stopped.Load() {
+			if retry == nil {
+				retry = time.NewTimer(l.retryDelay())
+			}
+			retryC = retry.C
+		}
 		select {
+		case <-retryC:
+			retry = nil
+			l.recoverLog()
+			if !l.stopped.Load() {
+				l.housekeeping(false)
+			}
 		case r, ok := <-l.reqs:
 			if !ok {
 				l.shutdown()
@@ -579,7 +619,7 @@ func (l *Log) run() {
 }
 
 func (l *Log) shutdown() {
-	if l.Healthy() == nil {
+	if !l.stopped.Load() {
 		l.barrier()
 		l.writeCheckpointFile()
 	}
@@ -587,7 +627,7 @@ func (l *Log) shutdown() {
 
 // housekeeping replaces the checkpoint file and rotates the segment when due.
 func (l *Log) housekeeping(timer bool) {
-	if l.Healthy() != nil {
+	if l.stopped.Load() {
 		return
 	}
 	now := time.Now()
@@ -613,7 +653,7 @@ func (l *Log) commit(batch []*appendReq) {
 			}
 		}
 	}
-	if err := l.Healthy(); err != nil {
+	if err := l.stopErr(); err != nil {
 		answer(err)
 		return
 	}
@@ -666,7 +706,7 @@ func (l *Log) commit(batch []*appendReq) {
 	}
 	if err != nil {
 		l.fail(fmt.Errorf("checkpoint records %d..%d: %w", seq, size-1, err))
-		answer(l.Healthy())
+		answer(l.stopErr())
 		return
 	}
 	line(n, TypeCheckpoint, p)
@@ -675,7 +715,7 @@ func (l *Log) commit(batch []*appendReq) {
 	l.mu.Unlock()
 	if _, err := l.w.Write(l.buf); err != nil {
 		l.fail(fmt.Errorf("write records %d..%d to %s: %w", seq, size, l.wseg.name, err))
-		answer(l.Healthy())
+		answer(l.stopErr())
 		return
 	}
 	// Index the records now (readers only see them once size covers them).
@@ -733,7 +773,9 @@ func (l *Log) syncer() {
 			}
 		}
 		// One fsync per file in the group (a rotation may put two files in one group).
-		var err error
+		// Once the log has failed nothing more is acknowledged: recovery cuts back to the last
+		// acknowledged record, so a batch written after a failed one must not be acknowledged.
+		err := l.stopErr()
 		var synced segmentFile
 		for _, p := range group {
 			if p.f != nil && p.f != synced && err == nil {
@@ -744,7 +786,7 @@ func (l *Log) syncer() {
 			}
 		}
 		if err != nil {
-			herr := l.Healthy()
+			herr := l.stopErr()
 			for _, p := range group {
 				for _, r := range p.reqs {
 					if r.done != nil {
@@ -790,7 +832,10 @@ func (l *Log) writeCheckpointFile() {
 		l.sinceFile = 0
 		return
 	}
-	if err := writeFileSync(filepath.Join(l.dir, CheckpointFile), c.Note, 0o644, false); err != nil {
+	err := l.withSpare(func() error {
+		return writeFileSyncDir(l.dirf, filepath.Join(l.dir, CheckpointFile), c.Note, 0o644, false)
+	})
+	if err != nil {
 		l.fail(fmt.Errorf("write checkpoint file: %w", err))
 		return
 	}
@@ -804,13 +849,10 @@ func (l *Log) writeCheckpointFile() {
 func (l *Log) rotate() {
 	seg := l.wseg
 	l.barrier()
-	if l.Healthy() != nil {
+	if l.stopped.Load() {
 		return
 	}
-	if err := l.w.Close(); err != nil {
-		l.fail(fmt.Errorf("close segment %s: %w", seg.name, err))
-		return
-	}
+	// Its descriptor stays open for readers; only the writer moves on.
 	path := filepath.Join(l.dir, seg.name)
 	if err := os.Chmod(path, 0o400); err != nil {
 		l.fail(fmt.Errorf("seal segment %s: %w", seg.name, err))

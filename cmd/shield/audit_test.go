@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"google.golang.org/grpc"
 
 	"github.com/shieldsec/shield/audit"
@@ -213,4 +215,60 @@ func TestAuditVerifyRejectsUnsignedTail(t *testing.T) {
 	if code != 1 || !strings.Contains(out, want) || !strings.Contains(out, "after the last signed checkpoint") {
 		t.Fatalf("verify with an unsigned record: code %d, output %q %q", code, out, errs)
 	}
+}
+
+// TestOpenAuditLogQuarantineIsLoud: a tail no checkpoint covers is moved aside at open with an
+// error-level log line and in the metrics, never adopted.
+func TestOpenAuditLogQuarantineIsLoud(t *testing.T) {
+	cfg := &Config{StateDir: filepath.Join(t.TempDir(), "state")}
+	cfg.withDefaults()
+	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	al, err := openAuditLog(cfg, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	al.Close()
+	seg := filepath.Join(cfg.Audit.Dir, "audit-00000000000000000000.jsonl")
+	f, err := os.OpenFile(seg, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"hash":"00`) // a torn (or forged) tail
+	f.Close()
+	var out bytes.Buffer
+	al, err = openAuditLog(cfg, slog.New(slog.NewTextHandler(&out, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer al.Close()
+	if !strings.Contains(out.String(), "level=ERROR") || !strings.Contains(out.String(), "AUDIT LOG TAIL QUARANTINED") {
+		t.Fatalf("log: %s", out.String())
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(auditCollectors(al)...)
+	if got := testutil.ToFloat64(mustCollector(t, reg, "shield_audit_log_quarantined_bytes")); got != float64(len(`{"hash":"00`)) {
+		t.Fatalf("shield_audit_log_quarantined_bytes = %v", got)
+	}
+	if n, err := testutil.GatherAndCount(reg, "shield_audit_log_healthy"); err != nil || n != 1 {
+		t.Fatalf("shield_audit_log_healthy: %d %v", n, err)
+	}
+}
+
+func mustCollector(t *testing.T, reg *prometheus.Registry, name string) prometheus.Collector {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			v := mf.GetMetric()[0].GetGauge().GetValue()
+			return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: "copy"}, func() float64 { return v })
+		}
+	}
+	t.Fatalf("no metric %s", name)
+	return nil
 }
