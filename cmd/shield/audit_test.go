@@ -272,3 +272,27 @@ func mustCollector(t *testing.T, reg *prometheus.Registry, name string) promethe
 	t.Fatalf("no metric %s", name)
 	return nil
 }
+
+// TestAuditRecorderLogsFailures: a decision that cannot be recorded is logged (rate-limited).
+func TestAuditRecorderLogsFailures(t *testing.T) {
+	l, err := audit.Open(audit.Config{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var out bytes.Buffer
+	r := &auditRecorder{l: l, log: slog.New(slog.NewTextHandler(&out, nil))}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the append cannot wait for its fsync
+	for range 50 {
+		if _, err := r.RecordDecision(ctx, &shield.DecisionRecord{Verdict: &shield.Verdict{Decision: shield.Allow, DecisionID: "d1"}}); err == nil {
+			t.Fatal("recorded with a cancelled context")
+		}
+	}
+	if n := strings.Count(out.String(), "audit record failed"); n != 1 {
+		t.Fatalf("%d log lines for 50 failures, want 1 (rate-limited):\n%s", n, out.String())
+	}
+	if !strings.Contains(out.String(), "decision_id=d1") || !strings.Contains(out.String(), "canceled") {
+		t.Fatalf("log: %s", out.String())
+	}
+}

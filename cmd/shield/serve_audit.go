@@ -54,7 +54,7 @@ func openAuditLog(cfg *Config, log *slog.Logger) (auditLog, error) {
 			"first_seq", r.FirstSeq, "quarantine_file", r.Quarantine, "sha256", r.SHA256, "reason", r.Reason)
 	}
 	log.Info("audit log open", "dir", cfg.Audit.Dir, "checkpoint_key", l.PublicKey())
-	return &auditHandle{Recorder: newAuditRecorder(l), log: l}, nil
+	return &auditHandle{Recorder: &auditRecorder{l: l, log: log}, log: l}, nil
 }
 
 // auditCollectors exports the audit log's state: healthy or failed, failures, self-recoveries,
