@@ -235,6 +235,7 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 		return fmt.Errorf("open audit log: %w", err)
 	}
 	a.audit = al
+	reg.MustRegister(auditCollectors(al)...) // audit side of issue 10 H4: failed/recovered/quarantined
 	defer func() {
 		if err := al.Close(); err != nil {
 			log.Error("close audit log", "error", err.Error())
