@@ -100,9 +100,10 @@ type PipelineConfig struct {
 type AuditConfig struct {
 	// Dir overrides the audit directory. Default: <state_dir>/audit.
 	Dir string `yaml:"dir"`
-	// CheckpointEvery writes a signed checkpoint every N records. Default: 1000.
+	// CheckpointEvery rewrites the signed checkpoint file (the one Rekor anchors) every N records.
+	// Every group commit already ends with a signed checkpoint record. Default: 1000.
 	CheckpointEvery int `yaml:"checkpoint_every"`
-	// CheckpointInterval writes a signed checkpoint at least this often when records were added.
+	// CheckpointInterval rewrites the checkpoint file at least this often when records were added.
 	// Default: 10s.
 	CheckpointInterval time.Duration `yaml:"checkpoint_interval"`
 	// SegmentMaxBytes rotates the active segment at this size. Default: 64 MiB.
