@@ -126,7 +126,7 @@ func runEngine(ctx context.Context, env *cmdEnv, args []string) error {
 	apr, err := approval.Open(approval.Config{Path: strings.TrimSuffix(registryPath(cfg.StateDir, ws), ".json") + "-approvals.db",
 		Timeout: cfg.Approvals.Timeout, TwoPersonClasses: cfg.Approvals.TwoPersonClasses, Recorder: approvalRecorder{al: al}, Log: log,
 		Retention: cfg.Approvals.Retention,
-		Redact: audit.Redaction{Keys: cfg.Audit.RedactKeys, Values: cfg.Audit.RedactValues}})
+		Redact:    audit.Redaction{Keys: cfg.Audit.RedactKeys, Values: cfg.Audit.RedactValues}})
 	if err != nil {
 		return fmt.Errorf("approvals: %w", err)
 	}
