@@ -45,7 +45,8 @@ func peakRSS(pid int) int {
 // verifyTrail runs `shield audit verify` on the stopped service's state directory.
 func verifyTrail(t *testing.T, dir string) string {
 	t.Helper()
-	out, err := exec.Command(shieldBin, "audit", "verify", "--state-dir", dir).CombinedOutput()
+	out, err := exec.Command(shieldBin, "audit", "verify", "--state-dir", dir,
+		"--pubkey", filepath.Join(dir, "keys", "audit.key.pub")).CombinedOutput()
 	if err != nil {
 		t.Errorf("audit verify: %v\n%s", err, out)
 	}
