@@ -9,7 +9,7 @@ TOOLS := $(CURDIR)/bin/tools
 TEST_TIMEOUT ?= 25m
 FUZZTIME ?= 60s
 
-.PHONY: help deps build run test test-race bench load fuzz proto lint corpus deb analyze clean
+.PHONY: help deps build run test test-race bench load chaos fuzz proto lint corpus deb analyze clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -35,6 +35,9 @@ bench: deps ## in-process benchmarks (pipeline, tiers, normaliser, audit)
 load: build ## drive Evaluate over loopback gRPC: 64 in flight for 10 s
 	$(BIN) load --inflight 64 --duration 10s
 
+chaos: deps ## replay the hardening review's attack classes at full size against the real binary (CHAOS_SEED=N)
+	set -o pipefail; CHAOS_FULL=1 $(GO) test -count=1 -v -timeout 60m -run '^TestChaos' ./deploy/chaos/ 2>&1 | grep -v '^=== RUN'
+
 corpus: build ## recall and false-positive rate of the default bundle on the development corpus
 	$(BIN) eval --corpus ../shared/corpus/dev.jsonl
 
@@ -45,7 +48,7 @@ fuzz: deps ## run each fuzz target for FUZZTIME (default 60s)
 	  done; done
 
 proto: ## regenerate Go from proto/ with pinned generators (protoc from Debian's protobuf-compiler)
-	@deploy/dev/ensure-deps.sh protobuf-compiler
+	@deploy/dev/ensure-deps.sh protobuf-compiler libprotobuf-dev
 	GOBIN=$(TOOLS) $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
 	GOBIN=$(TOOLS) $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
 	PATH=$(TOOLS):$$PATH protoc -I proto \

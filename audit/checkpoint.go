@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -87,18 +88,28 @@ func (s *signer) sign(c Checkpoint) ([]byte, error) {
 }
 
 // loadOrCreateKey reads the note signer key at path, or creates an Ed25519 key named name there
-// (mode 0600) with its verifier key beside it at path+".pub" (mode 0644). A key file readable by
-// others is refused.
+// (mode 0600) with its verifier key beside it at path+".pub" (mode 0644). A key file that group
+// or others may read or write is refused (ErrInsecureMode).
 func loadOrCreateKey(path, name string) (*signer, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	switch {
 	case err == nil:
-		fi, err := os.Stat(path)
+		defer f.Close()
+		// The mode is checked on the opened file, so a swap after the check cannot slip by.
+		fi, err := f.Stat()
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("signing key %s: %w", path, err)
 		}
-		if fi.Mode().Perm()&0o077 != 0 {
-			return nil, fmt.Errorf("signing key %s has mode %v: must not be readable by group or others", path, fi.Mode().Perm())
+		if !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("signing key %s is not a regular file", path)
+		}
+		if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+			return nil, fmt.Errorf("%w: signing key %s has mode %04o, readable or writable by group or others: run chmod 0600 %s (and rotate the key if others may have read it)",
+				ErrInsecureMode, path, perm, path)
+		}
+		data, err := io.ReadAll(io.LimitReader(f, 4096))
+		if err != nil {
+			return nil, fmt.Errorf("read signing key %s: %w", path, err)
 		}
 		ns, err := note.NewSigner(strings.TrimSpace(string(data)))
 		if err != nil {
@@ -130,6 +141,23 @@ func loadOrCreateKey(path, name string) (*signer, error) {
 	}
 }
 
+// CheckPrivateDir returns an error wrapping ErrInsecureMode when dir is writable by group or
+// others (whoever can write it can replace the files in it), or is not a directory.
+func CheckPrivateDir(what, dir string) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s %s is not a directory", what, dir)
+	}
+	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
+		return fmt.Errorf("%w: %s %s has mode %04o, writable by group or others: run chmod go-w %s",
+			ErrInsecureMode, what, dir, perm, dir)
+	}
+	return nil
+}
+
 // vkeyFor derives the verifier key from a note signer key "PRIVATE+KEY+name+hash+key".
 func vkeyFor(skey string) (string, error) {
 	parts := strings.SplitN(skey, "+", 5)
@@ -147,6 +175,12 @@ func vkeyFor(skey string) (string, error) {
 // writeFileSync writes data to path atomically (temp file, fsync, rename, fsync of the
 // directory). exclusive refuses to replace an existing file.
 func writeFileSync(path string, data []byte, mode os.FileMode, exclusive bool) error {
+	return writeFileSyncDir(nil, path, data, mode, exclusive)
+}
+
+// writeFileSyncDir is writeFileSync with the directory fsynced through dirf, an open handle
+// on path's directory (nil: open it), so that it needs one new descriptor, not two.
+func writeFileSyncDir(dirf *os.File, path string, data []byte, mode os.FileMode, exclusive bool) error {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
 	if err != nil {
@@ -174,6 +208,9 @@ func writeFileSync(path string, data []byte, mode os.FileMode, exclusive bool) e
 		}
 	} else if err := os.Rename(tmp.Name(), path); err != nil {
 		return err
+	}
+	if dirf != nil {
+		return dirf.Sync()
 	}
 	return syncDir(dir)
 }

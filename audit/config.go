@@ -3,6 +3,7 @@ package audit
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"time"
 )
@@ -19,10 +20,12 @@ type Config struct {
 	// Origin names a newly generated key, and so the checkpoints' origin line. Default
 	// "shield-audit". An existing key keeps its own name.
 	Origin string
-	// CheckpointEvery writes a signed checkpoint after this many records. Default 1000.
+	// CheckpointEvery replaces the checkpoint file (the published checkpoint, the truncation
+	// anchor) after this many records. Every commit writes a checkpoint record regardless.
+	// Default 1000.
 	CheckpointEvery int
-	// CheckpointInterval writes a checkpoint when records are older than this and not yet
-	// covered by one. Default 10s.
+	// CheckpointInterval replaces the checkpoint file when records written since it are older
+	// than this. Default 10s.
 	CheckpointInterval time.Duration
 	// SegmentMaxBytes seals the active segment once it reaches this size. Default 64 MiB.
 	SegmentMaxBytes int64
@@ -32,6 +35,10 @@ type Config struct {
 	// default patterns.
 	Redact Redaction
 
+	// Logger receives every failure of the log (rate-limited) and its recoveries. Default
+	// slog.Default().
+	Logger *slog.Logger
+
 	// wrap, when set (tests), wraps the active segment's file to inject faults.
 	wrap func(segmentFile) segmentFile
 }
@@ -39,6 +46,9 @@ type Config struct {
 func (c *Config) setDefaults() {
 	if c.KeyFile == "" && c.Dir != "" {
 		c.KeyFile = filepath.Join(c.Dir, "signing.key")
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
 	}
 	if c.Origin == "" {
 		c.Origin = "shield-audit"

@@ -1,7 +1,8 @@
 // Package audit owns Shield's tamper-evident audit trail: records as canonical JSON lines
 // (RFC 8785), an RFC 6962 hash chain and Merkle tree over them, signed checkpoints in the C2SP
-// tlog-checkpoint format, durable group-committed appends, segment rotation, offline verification
-// and indexed queries.
+// tlog-checkpoint format, durable group-committed appends (each commit ends with the signed
+// checkpoint record that covers it), self-recovery from write failures, segment rotation, offline
+// verification and indexed queries.
 //
 // audit imports nothing of this module. The decision pipeline's recorder (cmd/shield), the
 // AuditService adapter (shield/server), audit/rekor and the shield command may import it.

@@ -9,11 +9,14 @@ import (
 var (
 	// ErrClosed is returned by Append after Close.
 	ErrClosed = errors.New("audit log closed")
-	// ErrUnhealthy wraps the write failure that made the log stop accepting records. The log
-	// stays unhealthy until it is reopened (which quarantines a torn tail).
+	// ErrUnhealthy wraps the failure that made the log stop accepting records. The log retries
+	// in the background and accepts records again once it has re-verified its tail.
 	ErrUnhealthy = errors.New("audit log unhealthy")
 	// ErrNotFound is returned by Get for a sequence number the log does not hold.
 	ErrNotFound = errors.New("audit record not found")
+	// ErrInsecureMode is wrapped by the error for a signing key that group or others may read,
+	// or a log or state directory that they may write.
+	ErrInsecureMode = errors.New("insecure file mode")
 )
 
 // VerifyError is the first problem Verify found. Seq is the first sequence number that is

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/hex"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -39,13 +41,19 @@ type Log struct {
 	sig *signer
 
 	lock     *os.File // flock on Dir/LOCK: one writer per directory (nil: read-only)
+	dirf     *os.File // Dir, kept open to fsync it without a new descriptor
+	spare    *os.File // the spare descriptor (see health.go)
 	readOnly bool
+	health   health
 
 	sendMu sync.RWMutex // held for reading while sending on reqs; Close holds it to close reqs
 	closed bool
 	reqs   chan *appendReq
 	done   chan struct{}
-	failed atomic.Pointer[error]
+	failed atomic.Pointer[error] // what Healthy reports
+	// stopped gates the writer and syncer: set with failed, cleared by recovery before its probe
+	// record, which must be durable before failed is cleared.
+	stopped atomic.Bool
 
 	mu       sync.RWMutex // guards the index below (readers: Get, Query, proofs)
 	segs     []*segment
@@ -53,7 +61,8 @@ type Log struct {
 	sessions map[string][]uint64
 	size     uint64
 	notify   chan struct{} // closed and replaced after each commit
-	ckpt     *ckptState    // latest checkpoint record
+	ckpt     *ckptState    // latest durable checkpoint record (one per commit)
+	fileCkpt *ckptState    // the checkpoint of the checkpoint file: what SignedCheckpoint returns
 	recovery *Recovery
 
 	// Writer-owned state.
@@ -66,18 +75,23 @@ type Log struct {
 	wstart    time.Time // time of the active segment's first record (zero: empty)
 	prev      string
 	lastTime  time.Time
-	sinceCkpt int
-	oldest    time.Time // time of the oldest record not covered by a checkpoint
 	buf, body []byte
+	// The checkpoint file (the truncation anchor verify and operators read) trails the
+	// checkpoint records: it is replaced after CheckpointEvery records or CheckpointInterval.
+	fileSeq    uint64    // tree size of the checkpoint file
+	sinceFile  int       // records written since the checkpoint file was replaced
+	fileOldest time.Time // when the oldest of those was written
 }
 
-// pending is a written batch waiting for its fsync.
+// pending is a written batch waiting for its fsync: its records and the checkpoint record
+// that covers them.
 type pending struct {
 	f       segmentFile
 	seg     *segment
 	reqs    []*appendReq
 	first   uint64 // seq of reqs[0]
 	hashes  []string
+	ckpt    *ckptState    // the batch's checkpoint record (seq first+len(reqs))
 	end     int64         // segment size once this batch is durable
 	barrier chan struct{} // closed once processed (nil: none)
 }
@@ -104,6 +118,14 @@ func Open(cfg Config) (*Log, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create audit dir: %w", err)
 	}
+	if err := CheckPrivateDir("audit log directory", cfg.Dir); err != nil {
+		return nil, err
+	}
+	if kd := filepath.Dir(cfg.KeyFile); kd != filepath.Clean(cfg.Dir) {
+		if err := CheckPrivateDir("signing key directory", kd); err != nil {
+			return nil, err
+		}
+	}
 	lock, err := lockDir(cfg.Dir)
 	if err != nil {
 		return nil, err
@@ -115,9 +137,14 @@ func Open(cfg Config) (*Log, error) {
 	}
 	l := &Log{cfg: cfg, lock: lock, dir: cfg.Dir, red: red, sig: sig, reqs: make(chan *appendReq, 4096),
 		done: make(chan struct{}), syncCh: make(chan *pending, 64), syncDone: make(chan struct{}), sessions: map[string][]uint64{}, notify: make(chan struct{}), prev: ZeroHash}
+	if l.dirf, err = os.Open(cfg.Dir); err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("open audit dir: %w", err)
+	}
+	l.reserve()
 	if err := l.load(); err != nil {
 		l.closeReaders()
-		lock.Close()
+		l.closeFiles()
 		return nil, err
 	}
 	go l.run()
@@ -186,18 +213,19 @@ func (l *Log) load() error {
 			if sc, err = scanSegment(path, in.first, l.prev); err != nil {
 				return err
 			}
-			if sc.tornAt >= 0 && l.readOnly && isLast {
-				// A reader leaves a torn tail to the writer; records before it are readable.
-			} else if sc.tornAt >= 0 {
-				if !isLast || sealed {
-					return fmt.Errorf("segment %s: %v at offset %d (run shield audit verify)", in.name, sc.tornErr, sc.tornAt)
-				}
-				if l.recovery, err = quarantine(l.dir, in.name, sc.tornAt, sc.tornErr); err != nil {
-					return fmt.Errorf("quarantine torn tail of %s: %w", in.name, err)
-				}
+			if sc.tornAt >= 0 && (!isLast || sealed) && !(l.readOnly && isLast) {
+				return fmt.Errorf("segment %s: %v at offset %d (run shield audit verify)", in.name, sc.tornErr, sc.tornAt)
 			}
 			if sealed && !l.readOnly && len(sc.offs()) > 0 {
 				_ = writeIndex(l.dir, sc) // a cache: failing to write it only costs a rescan
+			}
+		}
+		for _, h := range sc.hashes {
+			l.tr.append(h[:])
+		}
+		if isLast && !sealed {
+			if err := l.coverTail(sc, path); err != nil {
+				return err
 			}
 		}
 		sc.seg.sealed = sealed
@@ -205,9 +233,6 @@ func (l *Log) load() error {
 			return err
 		}
 		l.segs = append(l.segs, sc.seg)
-		for _, h := range sc.hashes {
-			l.tr.append(h[:])
-		}
 		for s, seqs := range sc.sessions {
 			l.sessions[s] = append(l.sessions[s], seqs...)
 		}
@@ -222,13 +247,12 @@ func (l *Log) load() error {
 		}
 	}
 	l.size, l.next = next, next
+	l.fileCkpt = l.ckpt
 	if l.ckpt != nil {
-		l.sinceCkpt = int(l.size - l.ckpt.Seq - 1)
-	} else {
-		l.sinceCkpt = int(l.size)
-	}
-	if l.sinceCkpt > 0 {
-		l.oldest = time.Now()
+		l.fileSeq = l.readCheckpointFileSeq()
+		if l.fileSeq != l.ckpt.Seq {
+			l.sinceFile, l.fileOldest = 1, time.Time{} // bring the checkpoint file up to date soon
+		}
 	}
 	if l.readOnly {
 		return nil
@@ -237,16 +261,107 @@ func (l *Log) load() error {
 		return l.newSegment()
 	}
 	last := l.segs[len(l.segs)-1]
-	f, err := os.OpenFile(filepath.Join(l.dir, last.name), os.O_WRONLY|os.O_APPEND, 0)
+	f, err := os.OpenFile(filepath.Join(l.dir, last.name), os.O_RDWR|os.O_APPEND, 0)
 	if err != nil {
 		return fmt.Errorf("open active segment: %w", err)
 	}
+	last.rf.Close()
+	last.rf = f // one descriptor for appending and reading
 	l.setWriter(f, last)
 	l.wend = last.end
 	if len(last.offs) == 0 {
 		l.wstart = time.Time{}
 	}
 	return nil
+}
+
+// coverTail finds the prefix of the active segment that a signed checkpoint covers and, for the
+// writer, moves everything after it (records no checkpoint covers, a torn line) into a
+// quarantine file: such records were never acknowledged, or were appended by someone without
+// the key, and are never adopted or signed. The tree must already hold sc's leaves; it is cut
+// back to the covered prefix. A reader only hides the uncovered records.
+func (l *Log) coverTail(sc *scanned, path string) error {
+	first := sc.seg.first
+	keep := -1
+	if l.readOnly {
+		switch {
+		case len(sc.ckpts) > 0:
+			keep = sc.ckpts[len(sc.ckpts)-1].idx + 1
+		case l.ckpt != nil:
+			keep = 0
+		default:
+			keep = len(sc.hashes) // a log that was never checkpointed (written before checkpoints per commit)
+		}
+	} else {
+		var bad error
+		for i := len(sc.ckpts) - 1; i >= 0 && keep < 0; i-- {
+			c := sc.ckpts[i]
+			if _, _, err := verifyCheckpointRecord(c.rec, &l.tr, []string{l.sig.vkey}); err != nil {
+				bad = fmt.Errorf("checkpoint record %d: %w", c.rec.Seq, err)
+				continue
+			}
+			keep = c.idx + 1
+		}
+		if keep < 0 {
+			switch {
+			case l.ckpt != nil && l.ckpt.Seq+1 == first:
+				// The previous segment ends with a checkpoint: check it covers the log so far.
+				if c, err := OpenCheckpoint(l.ckpt.Note, l.sig.vkey); err != nil || c.Size != l.ckpt.Seq {
+					return fmt.Errorf("the last checkpoint before %s (seq %d) does not verify with the signing key %s: wrong key for this log, or the log was altered (run shield audit verify)", sc.seg.name, l.ckpt.Seq, l.sig.vkey)
+				} else if root, err := l.tr.root(c.Size); err != nil || !bytes.Equal(root, c.Root) {
+					return fmt.Errorf("the last checkpoint before %s (seq %d) does not match the records it covers (run shield audit verify)", sc.seg.name, l.ckpt.Seq)
+				}
+				keep = 0
+			case l.ckpt == nil && first == 0 && bad == nil:
+				keep = 0 // nothing was ever signed: nothing was ever acknowledged
+			default:
+				if bad == nil {
+					bad = errors.New("no checkpoint record")
+				}
+				return fmt.Errorf("segment %s: no checkpoint at the end of the log verifies with the signing key %s (%v): wrong key for this log, or the log was altered (run shield audit verify)", sc.seg.name, l.sig.vkey, bad)
+			}
+		}
+	}
+	uncovered := len(sc.hashes) - keep
+	cut := sc.seg.end
+	if keep < len(sc.seg.offs) {
+		cut = sc.seg.offs[keep]
+	}
+	l.tr.truncate(first + uint64(keep))
+	sc.trim(keep)
+	if l.readOnly || (uncovered == 0 && sc.tornAt < 0) {
+		return nil
+	}
+	var why []string
+	if uncovered > 0 {
+		why = append(why, fmt.Sprintf("%d records (seq %d..%d) after the last signed checkpoint: no signature covers them, so they were never acknowledged or were appended without the key", uncovered, first+uint64(keep), first+uint64(keep)+uint64(uncovered)-1))
+	}
+	if sc.tornAt >= 0 {
+		why = append(why, fmt.Sprintf("torn write at offset %d: %v", sc.tornAt, sc.tornErr))
+	}
+	r, err := quarantine(l.dir, sc.seg.name, cut, errors.New(strings.Join(why, "; ")))
+	if err != nil {
+		return fmt.Errorf("quarantine the unsigned tail of %s: %w", sc.seg.name, err)
+	}
+	if uncovered > 0 {
+		r.Records, r.FirstSeq = uint64(uncovered), first+uint64(keep)
+	}
+	sc.seg.end = cut
+	l.recovery = r
+	return nil
+}
+
+// readCheckpointFileSeq returns the tree size of the checkpoint file (0 when missing or bad).
+func (l *Log) readCheckpointFileSeq() uint64 {
+	b, err := os.ReadFile(filepath.Join(l.dir, CheckpointFile))
+	if err != nil {
+		return 0
+	}
+	c, err := parseSignedCheckpoint(b)
+	if err != nil {
+		return 0
+	}
+	return c.Size
 }
 
 func (sc *scanned) offs() []int64 { return sc.seg.offs }
@@ -259,24 +374,26 @@ func (l *Log) setWriter(f *os.File, seg *segment) {
 	l.wseg = seg
 }
 
-// newSegment creates the segment for the next record and makes it the active one.
+// newSegment creates the segment for the next record and makes it the active one. Its one
+// descriptor (O_RDWR|O_APPEND) serves the writer and readers, and stays open once sealed.
 func (l *Log) newSegment() error {
 	name := segmentName(l.next)
 	path := filepath.Join(l.dir, name)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
+	var f *os.File
+	err := l.withSpare(func() error {
+		var err error
+		f, err = os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("create segment: %w", err)
+		return fmt.Errorf("create segment %s: %w", name, err)
 	}
-	if err := syncDir(l.dir); err != nil {
+	if err := l.syncDir(); err != nil {
 		f.Close()
+		os.Remove(path) // not acknowledged as existing: the retry creates it again
 		return fmt.Errorf("sync audit dir: %w", err)
 	}
-	rf, err := os.Open(path)
-	if err != nil {
-		f.Close()
-		return err
-	}
-	seg := &segment{first: l.next, name: name, rf: rf}
+	seg := &segment{first: l.next, name: name, rf: f}
 	l.mu.Lock()
 	l.segs = append(l.segs, seg)
 	l.mu.Unlock()
@@ -284,6 +401,13 @@ func (l *Log) newSegment() error {
 	l.wend = 0
 	l.wstart = time.Time{}
 	return nil
+}
+
+func (l *Log) syncDir() error {
+	if l.dirf != nil {
+		return l.dirf.Sync()
+	}
+	return syncDir(l.dir)
 }
 
 // Append writes one record and returns once it is durable. payload is marshalled with
@@ -333,6 +457,7 @@ func (l *Log) Append(ctx context.Context, typ Type, payload any) (Position, erro
 	}
 	req := &appendReq{typ: typ, payload: p, session: session, done: make(chan appendRes, 1)}
 	if err := l.Healthy(); err != nil {
+		l.rejected(err)
 		return Position{}, err
 	}
 	l.sendMu.RLock()
@@ -355,18 +480,13 @@ func (l *Log) Append(ctx context.Context, typ Type, payload any) (Position, erro
 	}
 }
 
-// Healthy returns nil while the log accepts records, or the write error that stopped it
-// (wrapping ErrUnhealthy).
+// Healthy returns nil while the log accepts records, or the failure that stopped it (wrapping
+// ErrUnhealthy) until the log has recovered by itself.
 func (l *Log) Healthy() error {
 	if p := l.failed.Load(); p != nil {
 		return *p
 	}
 	return nil
-}
-
-func (l *Log) fail(err error) {
-	e := fmt.Errorf("%w: %w", ErrUnhealthy, err)
-	l.failed.CompareAndSwap(nil, &e)
 }
 
 // Recovery reports the torn tail quarantined when the log was opened, or nil.
@@ -402,9 +522,7 @@ func (l *Log) Close() error {
 	l.sendMu.Unlock()
 	<-l.done
 	l.closeReaders()
-	if l.lock != nil {
-		l.lock.Close()
-	}
+	l.closeFiles()
 	err := l.Healthy()
 	if errors.Is(err, ErrUnhealthy) {
 		return err
@@ -417,11 +535,16 @@ func (l *Log) closeReaders() {
 	defer l.mu.Unlock()
 	for _, s := range l.segs {
 		if s.rf != nil {
-			s.rf.Close()
+			s.rf.Close() // the active segment's is also the writer's
 		}
 	}
-	if l.w != nil {
-		l.w.Close()
+}
+
+func (l *Log) closeFiles() {
+	for _, f := range []*os.File{l.spare, l.dirf, l.lock} {
+		if f != nil {
+			f.Close()
+		}
 	}
 }
 
@@ -441,8 +564,27 @@ func (l *Log) run() {
 	ticker := time.NewTicker(tick)
 	defer ticker.Stop()
 	batch := make([]*appendReq, 0, 256)
+	var retry *time.Timer
+	defer func() {
+		if retry != nil {
+			retry.Stop()
+		}
+	}()
 	for {
+		var retryC <-chan time.Time
+		if l.stopped.Load() {
+			if retry == nil {
+				retry = time.NewTimer(l.retryDelay())
+			}
+			retryC = retry.C
+		}
 		select {
+		case <-retryC:
+			retry = nil
+			l.recoverLog()
+			if !l.stopped.Load() {
+				l.housekeeping(false)
+			}
 		case r, ok := <-l.reqs:
 			if !ok {
 				l.shutdown()
@@ -477,35 +619,42 @@ func (l *Log) run() {
 }
 
 func (l *Log) shutdown() {
-	if l.Healthy() == nil && l.sinceCkpt > 0 {
-		l.checkpoint()
+	if !l.stopped.Load() {
+		l.barrier()
+		l.writeCheckpointFile()
 	}
 }
 
-// housekeeping writes a checkpoint and rotates the segment when due.
+// housekeeping replaces the checkpoint file and rotates the segment when due.
 func (l *Log) housekeeping(timer bool) {
-	if l.Healthy() != nil {
+	if l.stopped.Load() {
 		return
 	}
 	now := time.Now()
-	if l.sinceCkpt >= l.cfg.CheckpointEvery || (l.sinceCkpt > 0 && now.Sub(l.oldest) >= l.cfg.CheckpointInterval) {
-		l.checkpoint()
+	if l.sinceFile >= l.cfg.CheckpointEvery || (l.sinceFile > 0 && now.Sub(l.fileOldest) >= l.cfg.CheckpointInterval) {
+		l.barrier()
+		l.writeCheckpointFile()
 	}
 	if l.wend >= l.cfg.SegmentMaxBytes || (!l.wstart.IsZero() && now.Sub(l.wstart) >= l.cfg.SegmentMaxAge) {
 		l.rotate()
 	}
 }
 
-// commit writes a batch with one write and hands it to the syncer, which fsyncs, publishes it
-// to readers and answers its appenders. While one fsync runs, the writer keeps writing the
-// batches that arrive, and the next fsync covers them all.
+// commit writes a batch and the signed checkpoint record covering it (and everything before)
+// with one write, and hands it to the syncer, which fsyncs, publishes it to readers and answers
+// its appenders. So a record is acknowledged only once it and its checkpoint are durable: no
+// acknowledged record is ever left outside a signed checkpoint. While one fsync runs, the
+// writer keeps writing the batches that arrive, and the next fsync covers them all.
 func (l *Log) commit(batch []*appendReq) {
-	if err := l.Healthy(); err != nil {
+	answer := func(err error) {
 		for _, r := range batch {
 			if r.done != nil {
 				r.done <- appendRes{err: err}
 			}
 		}
+	}
+	if err := l.stopErr(); err != nil {
+		answer(err)
 		return
 	}
 	type ent struct {
@@ -513,32 +662,60 @@ func (l *Log) commit(batch []*appendReq) {
 		t    int64
 		hash [32]byte
 	}
-	ents := make([]ent, len(batch))
-	hashes := make([]string, len(batch))
+	n := len(batch)
+	ents := make([]ent, n+1)
+	hashes := make([]string, n)
 	l.buf = l.buf[:0]
 	seq := l.next
 	prev := l.prev
-	for i, r := range batch {
+	stamp := func() time.Time {
 		t := time.Now().UTC().Round(0)
 		if t.Before(l.lastTime) {
 			t = l.lastTime
 		}
 		l.lastTime = t
-		l.body = appendBody(l.body[:0], seq+uint64(i), t, r.typ, r.payload, prev)
+		return t
+	}
+	line := func(i int, typ Type, payload []byte) {
+		t := stamp()
+		l.body = appendBody(l.body[:0], seq+uint64(i), t, typ, payload, prev)
 		h := LeafHash(l.body)
 		ents[i] = ent{off: l.wend + int64(len(l.buf)), t: t.UnixNano(), hash: h}
 		l.buf = appendLine(l.buf, l.body, h)
 		prev = hex.EncodeToString(h[:])
+	}
+	for i, r := range batch {
+		line(i, r.typ, r.payload)
 		hashes[i] = prev
 	}
+	// The checkpoint signs the tree of every record before it. The tree takes the batch's
+	// leaves now; readers only see what size covers, and a failed write is cut back on recovery.
+	size := seq + uint64(n)
+	l.mu.Lock()
+	for i := range n {
+		l.tr.append(ents[i].hash[:])
+	}
+	root, err := l.tr.root(size)
+	l.mu.Unlock()
+	var signed, p []byte
+	if err == nil {
+		signed, err = l.sig.sign(Checkpoint{Origin: l.sig.s.Name(), Size: size, Root: root})
+	}
+	if err == nil {
+		p, err = canonicalPayload(checkpointPayload{Size: size, Root: base64.StdEncoding.EncodeToString(root), Note: string(signed)})
+	}
+	if err != nil {
+		l.fail(fmt.Errorf("checkpoint records %d..%d: %w", seq, size-1, err))
+		answer(l.stopErr())
+		return
+	}
+	line(n, TypeCheckpoint, p)
+	l.mu.Lock()
+	l.tr.append(ents[n].hash[:])
+	l.mu.Unlock()
 	if _, err := l.w.Write(l.buf); err != nil {
-		l.fail(fmt.Errorf("write records %d..%d to %s: %w", seq, seq+uint64(len(batch))-1, l.wseg.name, err))
-		herr := l.Healthy()
-		for _, r := range batch {
-			if r.done != nil {
-				r.done <- appendRes{err: herr}
-			}
-		}
+		l.fail(fmt.Errorf("write records %d..%d to %s: %w", seq, size, l.wseg.name, err))
+		answer(l.stopErr())
 		return
 	}
 	// Index the records now (readers only see them once size covers them).
@@ -546,29 +723,25 @@ func (l *Log) commit(batch []*appendReq) {
 	for i, e := range ents {
 		l.wseg.offs = append(l.wseg.offs, e.off)
 		l.wseg.times = append(l.wseg.times, e.t)
-		l.tr.append(e.hash[:])
-		if s := batch[i].session; s != "" {
-			l.sessions[s] = append(l.sessions[s], seq+uint64(i))
+		if i < n {
+			if s := batch[i].session; s != "" {
+				l.sessions[s] = append(l.sessions[s], seq+uint64(i))
+			}
 		}
 	}
 	l.mu.Unlock()
 	l.wend += int64(len(l.buf))
-	l.next += uint64(len(batch))
+	l.next += uint64(n) + 1
 	if l.wstart.IsZero() {
 		l.wstart = time.Unix(0, ents[0].t)
 	}
 	l.prev = prev
-	for _, r := range batch {
-		if r.typ == TypeCheckpoint {
-			l.sinceCkpt = 0
-		} else {
-			if l.sinceCkpt == 0 {
-				l.oldest = time.Now()
-			}
-			l.sinceCkpt++
-		}
+	if l.sinceFile == 0 {
+		l.fileOldest = time.Now()
 	}
-	l.syncCh <- &pending{f: l.w, seg: l.wseg, reqs: append([]*appendReq(nil), batch...), first: seq, hashes: hashes, end: l.wend}
+	l.sinceFile += n
+	l.syncCh <- &pending{f: l.w, seg: l.wseg, reqs: append([]*appendReq(nil), batch...), first: seq, hashes: hashes,
+		ckpt: &ckptState{Seq: size, Time: ents[n].t, Note: signed}, end: l.wend}
 	if len(l.buf) > 1<<20 {
 		l.buf = nil
 	}
@@ -600,7 +773,9 @@ func (l *Log) syncer() {
 			}
 		}
 		// One fsync per file in the group (a rotation may put two files in one group).
-		var err error
+		// Once the log has failed nothing more is acknowledged: recovery cuts back to the last
+		// acknowledged record, so a batch written after a failed one must not be acknowledged.
+		err := l.stopErr()
 		var synced segmentFile
 		for _, p := range group {
 			if p.f != nil && p.f != synced && err == nil {
@@ -611,7 +786,7 @@ func (l *Log) syncer() {
 			}
 		}
 		if err != nil {
-			herr := l.Healthy()
+			herr := l.stopErr()
 			for _, p := range group {
 				for _, r := range p.reqs {
 					if r.done != nil {
@@ -624,7 +799,8 @@ func (l *Log) syncer() {
 			for _, p := range group {
 				if p.seg != nil {
 					p.seg.end = p.end
-					l.size = p.first + uint64(len(p.reqs))
+					l.size = p.first + uint64(len(p.reqs)) + 1
+					l.ckpt = p.ckpt
 				}
 			}
 			close(l.notify)
@@ -646,59 +822,37 @@ func (l *Log) syncer() {
 	}
 }
 
-// checkpoint signs the tree of every record so far and appends it as a checkpoint record, then
-// replaces the checkpoint file.
-func (l *Log) checkpoint() {
+// writeCheckpointFile replaces the checkpoint file with the newest durable checkpoint, if it
+// is newer.
+func (l *Log) writeCheckpointFile() {
 	l.mu.RLock()
-	size := l.next
-	root, err := l.tr.root(size)
+	c := l.ckpt
 	l.mu.RUnlock()
+	if c == nil || c.Seq == l.fileSeq {
+		l.sinceFile = 0
+		return
+	}
+	err := l.withSpare(func() error {
+		return writeFileSyncDir(l.dirf, filepath.Join(l.dir, CheckpointFile), c.Note, 0o644, false)
+	})
 	if err != nil {
-		l.fail(fmt.Errorf("checkpoint: %w", err))
-		return
-	}
-	c := Checkpoint{Origin: l.sig.s.Name(), Size: size, Root: root}
-	signed, err := l.sig.sign(c)
-	if err != nil {
-		l.fail(fmt.Errorf("sign checkpoint: %w", err))
-		return
-	}
-	p, err := canonicalPayload(checkpointPayload{Size: size, Root: base64.StdEncoding.EncodeToString(root), Note: string(signed)})
-	if err != nil {
-		l.fail(err)
-		return
-	}
-	l.commit([]*appendReq{{typ: TypeCheckpoint, payload: p}})
-	l.barrier() // the checkpoint file may only name a durable record
-	if l.Healthy() != nil {
-		return
-	}
-	if err := writeFileSync(filepath.Join(l.dir, CheckpointFile), signed, 0o644, false); err != nil {
 		l.fail(fmt.Errorf("write checkpoint file: %w", err))
 		return
 	}
+	l.fileSeq, l.sinceFile = c.Seq, 0
 	l.mu.Lock()
-	l.ckpt = &ckptState{Seq: size, Time: time.Now().UnixNano(), Note: signed}
+	l.fileCkpt = c
 	l.mu.Unlock()
 }
 
-// rotate checkpoints and seals the active segment and starts a new one.
+// rotate seals the active segment (its last record is a checkpoint) and starts a new one.
 func (l *Log) rotate() {
-	if l.sinceCkpt > 0 {
-		l.checkpoint()
-		if l.Healthy() != nil {
-			return
-		}
-	}
 	seg := l.wseg
 	l.barrier()
-	if l.Healthy() != nil {
+	if l.stopped.Load() {
 		return
 	}
-	if err := l.w.Close(); err != nil {
-		l.fail(fmt.Errorf("close segment %s: %w", seg.name, err))
-		return
-	}
+	// Its descriptor stays open for readers; only the writer moves on.
 	path := filepath.Join(l.dir, seg.name)
 	if err := os.Chmod(path, 0o400); err != nil {
 		l.fail(fmt.Errorf("seal segment %s: %w", seg.name, err))

@@ -246,8 +246,8 @@ func TestOneWriterPerDir(t *testing.T) {
 		t.Fatalf("OpenReadOnly beside the writer: %v", err)
 	}
 	defer r.Close()
-	if r.Size() != 3 {
-		t.Fatalf("reader sees %d records, want 3", r.Size())
+	if r.Size() != 6 {
+		t.Fatalf("reader sees %d records, want 3 and their checkpoints", r.Size())
 	}
 	if _, err := r.Append(context.Background(), TypeDecision, &Decision{}); err == nil {
 		t.Fatal("Append on a read-only log succeeded")

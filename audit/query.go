@@ -243,11 +243,13 @@ func matchPayload(r *Record, q *Query) bool {
 	return true
 }
 
-// SignedCheckpoint returns the latest signed checkpoint note and its body, or an error when no
-// checkpoint has been written yet.
+// SignedCheckpoint returns the latest published signed checkpoint (the one the checkpoint file
+// holds, replaced after CheckpointEvery records or CheckpointInterval) and its body, or an error
+// when none has been written yet. Every commit also writes a checkpoint record; those are not
+// published here, so anchoring and proofs move at the checkpoint file's pace.
 func (l *Log) SignedCheckpoint() ([]byte, Checkpoint, error) {
 	l.mu.RLock()
-	c := l.ckpt
+	c := l.fileCkpt
 	l.mu.RUnlock()
 	if c == nil {
 		return nil, Checkpoint{}, errors.New("no checkpoint yet")

@@ -30,9 +30,10 @@ func TestQuery(t *testing.T) {
 	cfg.CheckpointEvery = 1000
 	l := mustOpen(t, cfg)
 	defer l.Close()
-	appendDecisions(t, l, 5, "a") // 0..4
+	// Each decision is followed by its commit's checkpoint record.
+	appendDecisions(t, l, 5, "a") // 0, 2, … 8
 	mid := time.Now()
-	appendDecisions(t, l, 5, "b") // 5..9
+	appendDecisions(t, l, 5, "b") // 10, 12, … 18
 	ctx := context.Background()
 	tier := 0
 	tests := []struct {
@@ -40,16 +41,17 @@ func TestQuery(t *testing.T) {
 		q    Query
 		want []uint64
 	}{
-		{"all", Query{}, []uint64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}},
-		{"session", Query{SessionID: "b"}, []uint64{5, 6, 7, 8, 9}},
-		{"session newest first", Query{SessionID: "a", Newest: true, Limit: 2}, []uint64{4, 3}},
-		{"since", Query{Since: mid}, []uint64{5, 6, 7, 8, 9}},
-		{"until", Query{Until: mid}, []uint64{0, 1, 2, 3, 4}},
+		{"all", Query{}, []uint64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19}},
+		{"session", Query{SessionID: "b"}, []uint64{10, 12, 14, 16, 18}},
+		{"session newest first", Query{SessionID: "a", Newest: true, Limit: 2}, []uint64{8, 6}},
+		{"since", Query{Since: mid}, []uint64{10, 11, 12, 13, 14, 15, 16, 17, 18, 19}},
+		{"until", Query{Until: mid}, []uint64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}},
 		{"seq range", Query{FromSeq: 2, ToSeq: 4}, []uint64{2, 3}},
-		{"tool and tier", Query{Tool: "Bash", Tier: &tier, Limit: 3}, []uint64{0, 1, 2}},
+		{"tool and tier", Query{Tool: "Bash", Tier: &tier, Limit: 3}, []uint64{0, 2, 4}},
 		{"rule", Query{Rule: "cel:nope"}, nil},
-		{"match", Query{Match: func(r *Record) (bool, error) { return r.Seq%3 == 0, nil }}, []uint64{0, 3, 6, 9}},
+		{"match", Query{Match: func(r *Record) (bool, error) { return r.Seq%3 == 0, nil }}, []uint64{0, 3, 6, 9, 12, 15, 18}},
 		{"type", Query{Types: []Type{TypeServiceStart}}, nil},
+		{"checkpoints", Query{Types: []Type{TypeCheckpoint}, Limit: 2}, []uint64{1, 3}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -76,7 +78,7 @@ func TestQuery(t *testing.T) {
 		}
 		q.ToSeq = res.Next
 	}
-	if diff := cmp.Diff([]uint64{9, 8, 7, 6, 5, 4, 3, 2, 1, 0}, got); diff != "" {
+	if diff := cmp.Diff([]uint64{19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0}, got); diff != "" {
 		t.Fatalf("paging (-want +got):\n%s", diff)
 	}
 }

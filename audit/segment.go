@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -97,6 +98,45 @@ type segmentIndex struct {
 	LastCkpt *ckptState
 }
 
+// ckptRec is a checkpoint record found by scanSegment: its index in the segment, the record,
+// and its state (nil when its payload does not decode).
+type ckptRec struct {
+	idx   int
+	rec   *Record
+	state *ckptState
+}
+
+// trim keeps the first n records of a scanned segment (the covered prefix) and drops the rest
+// from its index. The slices are copied so views taken earlier stay intact.
+func (sc *scanned) trim(n int) {
+	first := sc.seg.first
+	if n < len(sc.seg.offs) {
+		sc.seg.end = sc.seg.offs[n]
+	}
+	sc.seg.offs = slices.Clone(sc.seg.offs[:n])
+	sc.seg.times = slices.Clone(sc.seg.times[:n])
+	sc.hashes = sc.hashes[:n]
+	for s, seqs := range sc.sessions {
+		k := sort.Search(len(seqs), func(i int) bool { return seqs[i] >= first+uint64(n) })
+		if k == 0 {
+			delete(sc.sessions, s)
+		} else {
+			sc.sessions[s] = seqs[:k]
+		}
+	}
+	sc.lastCkpt = nil
+	for i := len(sc.ckpts) - 1; i >= 0; i-- {
+		if sc.ckpts[i].idx < n {
+			sc.lastCkpt = sc.ckpts[i].state
+			sc.ckpts = sc.ckpts[:i+1]
+			break
+		}
+	}
+	if sc.lastCkpt == nil {
+		sc.ckpts = nil
+	}
+}
+
 // ckptState is the last checkpoint record seen.
 type ckptState struct {
 	Seq  uint64
@@ -110,6 +150,9 @@ type scanned struct {
 	hashes   [][32]byte
 	sessions map[string][]uint64
 	lastCkpt *ckptState
+	// ckpts are the checkpoint records of a scanned segment, in order (empty when loaded from
+	// an index).
+	ckpts []ckptRec
 	// tornAt is the offset of the first byte that is not a complete valid record (-1: none).
 	tornAt  int64
 	tornErr error
@@ -161,6 +204,7 @@ func scanSegment(path string, first uint64, prev string) (*scanned, error) {
 			if err := json.Unmarshal(rec.Payload, &p); err == nil {
 				out.lastCkpt = &ckptState{Seq: seq, Time: rec.Time.UnixNano(), Note: []byte(p.Note)}
 			}
+			out.ckpts = append(out.ckpts, ckptRec{idx: len(out.hashes) - 1, rec: rec, state: out.lastCkpt})
 		}
 		prev = rec.Hash
 		seq++
@@ -266,7 +310,12 @@ type Recovery struct {
 	Bytes      int64  `json:"bytes"`           // how many bytes were moved
 	Quarantine string `json:"quarantine_file"` // file now holding them
 	SHA256     string `json:"sha256"`          // hex digest of the moved bytes
-	Reason     string `json:"reason"`
+	// Records is the number of complete records moved aside: records no signed checkpoint
+	// covered (a crash before their checkpoint was durable, or records appended without the
+	// key). They were never acknowledged, and they are not adopted. FirstSeq is the first.
+	Records  uint64 `json:"uncovered_records,omitempty"`
+	FirstSeq uint64 `json:"first_seq,omitempty"`
+	Reason   string `json:"reason"`
 }
 
 // quarantine moves segment bytes from off to the end into a quarantine file, then truncates

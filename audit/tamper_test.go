@@ -2,14 +2,17 @@ package audit
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 )
 
-// sealedLog writes a closed log of 30 decisions (checkpoints every 10) in one segment and
-// returns its directory, public key and segment lines.
+// sealedLog writes a closed log of 30 decisions, appended one at a time, in one segment: each
+// is followed by the checkpoint record of its commit (lines 2k and 2k+1). It returns its
+// directory, public key and segment lines.
 func sealedLog(t *testing.T) (dir, pub string, lines [][]byte) {
 	t.Helper()
 	cfg := testConfig(t)
@@ -42,10 +45,10 @@ func TestVerifyDetectsTampering(t *testing.T) {
 	}{{
 		name: "modified record",
 		mutate: func(t *testing.T, dir string, lines [][]byte) [][]byte {
-			lines[5] = bytes.Replace(lines[5], []byte(`"ALLOW"`), []byte(`"BLOCK"`), 1)
+			lines[4] = bytes.Replace(lines[4], []byte(`"ALLOW"`), []byte(`"BLOCK"`), 1)
 			return lines
 		},
-		wantSeq: 5,
+		wantSeq: 4,
 	}, {
 		name: "deleted record",
 		mutate: func(t *testing.T, dir string, lines [][]byte) [][]byte {
@@ -71,7 +74,7 @@ func TestVerifyDetectsTampering(t *testing.T) {
 		mutate: func(t *testing.T, dir string, lines [][]byte) [][]byte {
 			return lines[:len(lines)-1] // drop the final checkpoint record
 		},
-		wantSeq: 32,
+		wantSeq: 59,
 	}, {
 		name: "truncated well before the end",
 		mutate: func(t *testing.T, dir string, lines [][]byte) [][]byte {
@@ -94,7 +97,7 @@ func TestVerifyDetectsTampering(t *testing.T) {
 			lines[n] = lines[n][:len(lines[n])/2]
 			return lines
 		},
-		wantSeq: 32,
+		wantSeq: 59,
 	}, {
 		name: "record rewritten with a recomputed chain",
 		mutate: func(t *testing.T, dir string, lines [][]byte) [][]byte {
@@ -118,13 +121,26 @@ func TestVerifyDetectsTampering(t *testing.T) {
 			}
 			return lines
 		},
-		wantSeq: 10, // the first checkpoint over the altered record
+		wantSeq: 3, // the first checkpoint over the altered record
+	}, {
+		name: "record appended after the last checkpoint (without the key)",
+		mutate: func(t *testing.T, dir string, lines [][]byte) [][]byte {
+			return append(lines, forgeNext(t, lines, `{"decision":"ALLOW","tool":"Bash"}`))
+		},
+		wantSeq: 60,
+	}, {
+		name: "record appended with a checkpoint signed by another key",
+		mutate: func(t *testing.T, dir string, lines [][]byte) [][]byte {
+			lines = append(lines, forgeNext(t, lines, `{"decision":"ALLOW","tool":"Bash"}`))
+			return append(lines, forgeCheckpoint(t, lines))
+		},
+		wantSeq: 61,
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			dir, pub, lines := sealedLog(t)
-			if len(lines) != 33 {
-				t.Fatalf("fixture has %d lines, want 30 decisions and 3 checkpoints", len(lines))
+			if len(lines) != 60 {
+				t.Fatalf("fixture has %d lines, want 30 decisions and 30 checkpoints", len(lines))
 			}
 			if _, err := Verify(dir, pub); err != nil {
 				t.Fatalf("intact log: %v", err)
@@ -140,4 +156,45 @@ func TestVerifyDetectsTampering(t *testing.T) {
 			}
 		})
 	}
+}
+
+// forgeNext returns a well-formed record chained after the last of lines, as anyone who can
+// write the log can make without the key.
+func forgeNext(t *testing.T, lines [][]byte, payload string) []byte {
+	t.Helper()
+	last, err := DecodeRecord(bytes.TrimSuffix(lines[len(lines)-1], []byte("\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := appendBody(nil, last.Seq+1, last.Time, TypeDecision, []byte(payload), last.Hash)
+	return appendLine(nil, body, LeafHash(body))
+}
+
+// forgeCheckpoint returns a checkpoint record after lines, over their tree, signed by a fresh key.
+func forgeCheckpoint(t *testing.T, lines [][]byte) []byte {
+	t.Helper()
+	var tr tree
+	var last *Record
+	for _, ln := range lines {
+		r, err := DecodeRecord(bytes.TrimSuffix(ln, []byte("\n")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, _ := hex.DecodeString(r.Hash)
+		tr.append(h)
+		last = r
+	}
+	sig, err := loadOrCreateKey(filepath.Join(t.TempDir(), "other.key"), "shield-audit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := last.Seq + 1
+	root, _ := tr.root(size)
+	note, err := sig.sign(Checkpoint{Origin: "shield-audit", Size: size, Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := canonicalPayload(checkpointPayload{Size: size, Root: base64.StdEncoding.EncodeToString(root), Note: string(note)})
+	body := appendBody(nil, size, last.Time, TypeCheckpoint, p, last.Hash)
+	return appendLine(nil, body, LeafHash(body))
 }

@@ -47,6 +47,16 @@ func (t *tree) append(leaf []byte) {
 	}
 }
 
+// truncate drops every leaf from index size on (and the nodes above them).
+func (t *tree) truncate(size uint64) {
+	for k := range t.levels {
+		n := size >> uint(k)
+		if uint64(len(t.levels[k])/32) > n {
+			t.levels[k] = t.levels[k][:n*32]
+		}
+	}
+}
+
 // root returns the root hash of the tree of the first size leaves.
 func (t *tree) root(size uint64) ([]byte, error) {
 	if size > t.size() {

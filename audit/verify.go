@@ -20,9 +20,8 @@ type Report struct {
 	Checkpoints int    // checkpoint records verified
 	// LastCheckpoint is the newest verified checkpoint (from the checkpoint file or the log).
 	LastCheckpoint Checkpoint
-	// Uncovered is the number of records after the newest checkpoint: intact as a chain, but no
-	// signature vouches for them yet (normal after a crash; a clean shutdown leaves none but the
-	// final checkpoint record itself).
+	// Uncovered is the number of records after the newest checkpoint: no signature vouches for
+	// them, and Verify then fails with a VerifyError naming the first of them.
 	Uncovered uint64
 	// Root is the Merkle root over all Records.
 	Root []byte
@@ -145,14 +144,18 @@ func VerifyFS(fsys fs.FS, pubkeys ...string) (*Report, error) {
 			lastCkpt, lastSeq = &c, c.Size
 		}
 	}
+	first := uint64(0)
 	if lastCkpt != nil {
 		rep.LastCheckpoint = *lastCkpt
-		rep.Uncovered = next - lastSeq - 1
-		if rep.Uncovered > 0 {
-			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%d records after the last checkpoint (seq %d..%d) are chained but not yet signed", rep.Uncovered, lastSeq+1, next-1))
-		}
-	} else {
-		rep.Uncovered = next
+		first = lastSeq + 1
+	}
+	// Every acknowledged record is written with the checkpoint that covers it: records after the
+	// last checkpoint were never acknowledged (a crash; opening the log quarantines them) or were
+	// appended by someone without the key. Either way nothing vouches for them.
+	if rep.Uncovered = next - first; rep.Uncovered > 0 {
+		return rep, &VerifyError{Seq: first, File: infos[len(infos)-1].name, Reason: fmt.Sprintf(
+			"%d records (seq %d..%d) after the last signed checkpoint: no signature covers them (appended without the key, or an unacknowledged tail left by a crash; opening the log moves them to quarantine)",
+			rep.Uncovered, first, next-1)}
 	}
 	return rep, nil
 }

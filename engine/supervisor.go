@@ -141,21 +141,17 @@ func (s *Supervisor) runOnce(ctx context.Context) error {
 		agentEnd.Close()
 		return fmt.Errorf("engine end: %w", err)
 	}
-	args := append([]string{"internal-agent"}, s.AgentArgs...)
-	cmd, err := sandbox.Command(ctx, s.ShieldBin, prof, s.ShieldBin, args...)
-	if unconfined && err == nil {
-		cmd.Path, cmd.Args = s.ShieldBin, append([]string{s.ShieldBin}, args...)
-	}
+	agentID := randomID()
+	cmd, err := s.agentCommand(ctx, prof, agentEnd,
+		"SHIELD_AGENT_TOKEN="+token, "SHIELD_AGENT_ID="+agentID, "SHIELD_CANARY_REPORT="+string(reportJSON))
 	if err != nil {
 		conn.Close()
 		agentEnd.Close()
 		return err
 	}
-	agentID := randomID()
-	cmd.Env = append(os.Environ(), "SHIELD_AGENT_TOKEN="+token, "SHIELD_AGENT_ID="+agentID, "SHIELD_CANARY_REPORT="+string(reportJSON))
-	cmd.ExtraFiles = []*os.File{agentEnd} // fd 3
-	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if unconfined {
+		cmd.Path, cmd.Args = s.ShieldBin, append([]string{s.ShieldBin, "internal-agent"}, s.AgentArgs...)
+	}
 	if err := cmd.Start(); err != nil {
 		conn.Close()
 		agentEnd.Close()
@@ -233,15 +229,11 @@ func (s *Supervisor) SpawnSub(ctx context.Context, token string) (func() error, 
 	if err != nil {
 		return nil, err
 	}
-	cmd, err := sandbox.Command(ctx, s.ShieldBin, prof, s.ShieldBin, append([]string{"internal-agent"}, s.AgentArgs...)...)
+	cmd, err := s.agentCommand(ctx, prof, agentEnd, "SHIELD_AGENT_TOKEN="+token, "SHIELD_AGENT_ID=sub-"+randomID(), "SHIELD_AGENT_ROLE=sub")
 	if err != nil {
 		conn.Close()
 		return nil, err
 	}
-	cmd.Env = append(os.Environ(), "SHIELD_AGENT_TOKEN="+token, "SHIELD_AGENT_ID=sub-"+randomID(), "SHIELD_AGENT_ROLE=sub")
-	cmd.ExtraFiles = []*os.File{agentEnd}
-	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("start sub-agent: %w", err)

@@ -63,6 +63,9 @@ func flagSet(arg uint, flag uint64) argCmp {
 // and Landlock still requires the file to be an Exec path.
 const execFD = 1023
 
+// ioprioWhoProcess is IOPRIO_WHO_PROCESS (linux/ioprio.h): ioprio_set's which for one process.
+const ioprioWhoProcess = 1
+
 // socketTypeMask is SOCK_TYPE_MASK: the socket type without SOCK_NONBLOCK and SOCK_CLOEXEC.
 const socketTypeMask = 0xf
 
@@ -94,8 +97,29 @@ func buildTable() []syscallRule {
 		{names: []string{"prlimit64", "sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr"},
 			all: []argCmp{{arg: 0, op: notEq, value: 0}},
 			why: "changing another process's (or thread's) resource limits or scheduling; only pid 0, the caller, may be named"},
+		{names: []string{"migrate_pages", "move_pages", "get_robust_list"},
+			all: []argCmp{{arg: 0, op: notEq, value: 0}},
+			why: "moving another process's memory between NUMA nodes or reading its robust-futex list (an address leak); only pid 0, the caller, may be named"},
+		{names: []string{"process_mrelease"},
+			why: "reaping another (dying) process's memory"},
+		// Priorities have a scope argument (which) as well as an id (who): with PRIO_PGRP or
+		// PRIO_USER, who=0 means the caller's process group or the caller's user, so who=0 alone
+		// would let a process running as root renice every root process on the host.
+		{names: []string{"setpriority"}, all: []argCmp{{arg: 0, op: notEq, value: unix.PRIO_PROCESS}},
+			why: "changing the priority of a process group or of every process of a user; only PRIO_PROCESS with who=0, the caller, is allowed"},
+		{names: []string{"ioprio_set"}, all: []argCmp{{arg: 0, op: notEq, value: ioprioWhoProcess}},
+			why: "changing the I/O priority of a process group or of every process of a user; only IOPRIO_WHO_PROCESS with who=0, the caller, is allowed"},
 		{names: []string{"setpriority", "ioprio_set"}, all: []argCmp{{arg: 1, op: notEq, value: 0}},
 			why: "changing another process's priority; only who=0, the caller, may be named"},
+		// kill(0) signals the caller's process group (which may hold the engine), kill(-1) every
+		// process the caller may signal, kill(-pgid) a whole group. A positive pid names one
+		// process: Landlock (ABI 6) scopes those to the sandbox; seccomp cannot, as the filter
+		// does not know the caller's pid. tkill, tgkill, rt_sigqueueinfo and rt_tgsigqueueinfo
+		// refuse ids <= 0 themselves.
+		{names: []string{"kill"}, all: []argCmp{int32Arg(0, 0)},
+			why: "signalling the caller's whole process group (pid 0)"},
+		{names: []string{"kill"}, all: []argCmp{flagSet(0, 0x80000000)},
+			why: "signalling every process (pid -1) or a whole process group (pid < -1)"},
 		{names: []string{"mount", "umount2", "pivot_root", "chroot",
 			"fsopen", "fsconfig", "fsmount", "fspick", "move_mount", "open_tree", "open_tree_attr", "mount_setattr"},
 			why: "changing the mount table (the new mount API too), which would reshape what Landlock sees"},
@@ -189,6 +213,8 @@ func buildTable() []syscallRule {
 		t = append(t, syscallRule{names: []string{"socket", "socketpair"}, all: []argCmp{int32Arg(0, family)},
 			why: "address families other than unix, IPv4 and IPv6"})
 	}
+	t = append(t, syscallRule{names: []string{"clone"}, all: []argCmp{flagSet(0, unix.CLONE_PARENT)},
+		why: "making the new process a child of the caller's parent (the engine), out of the sandbox's process tree"})
 	for _, flag := range namespaceCloneFlags {
 		t = append(t, syscallRule{names: []string{"clone"}, all: []argCmp{flagSet(0, flag)},
 			why: "creating namespaces"})

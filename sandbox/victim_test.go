@@ -48,6 +48,10 @@ type victim struct {
 	wantConfined string // an errno name, "ok" (the profile allows it) or "SIGSYS" (killed)
 	root         bool   // the control needs root
 	landlock     int    // the Landlock ABI the confined result needs (default 4)
+	// isolated: before confinement the child switches to victimUID and starts a target process
+	// of that user in its own process group (needs root). Operations aimed at a group or a user
+	// then reach the child and the target only, in the control too, never the host.
+	isolated bool
 }
 
 func zeroProfile(victimCtx) Profile { return Profile{} }
@@ -265,6 +269,11 @@ var victims = []victim{
 			_, _, errno := unix.RawSyscall(unix.SYS_CLONE3, 0, 0, 0)
 			return errnoOrNil(errno)
 		}},
+	// The new process would be a child of the victim's parent (here the test; for an agent, the
+	// engine), outside the sandbox's process tree.
+	{name: "clone with CLONE_PARENT when spawning is allowed", wantConfined: "EPERM",
+		profile: func(victimCtx) Profile { return Profile{Spawn: true} },
+		op:      func(victimCtx) error { return cloneFlags(unix.CLONE_PARENT) }},
 	{name: "user namespace", profile: zeroProfile, wantConfined: "EPERM",
 		op: func(victimCtx) error { return cloneNewUser() }},
 	// The kernel refuses unshare(CLONE_NEWUSER) to multi-threaded processes (every Go process)
@@ -300,6 +309,64 @@ var victims = []victim{
 			}
 			// The raw syscall returns 20-nice; set it back to what it is.
 			return unix.Setpriority(unix.PRIO_PROCESS, os.Getppid(), 20-prio)
+		}},
+	// Priorities: the target must be unchanged, whatever the scope (which) and id (who) used.
+	{name: "setpriority PRIO_PROCESS of a target", profile: zeroProfile, wantConfined: "EPERM", isolated: true,
+		op: reniceTarget(func() error { return unix.Setpriority(unix.PRIO_PROCESS, isolatedTarget, 7) })},
+	{name: "setpriority PRIO_PGRP of the caller's group (who 0)", profile: zeroProfile, wantConfined: "EPERM", isolated: true,
+		op: reniceTarget(func() error { return unix.Setpriority(unix.PRIO_PGRP, 0, 7) })},
+	{name: "setpriority PRIO_PGRP of a named group", profile: zeroProfile, wantConfined: "EPERM", isolated: true,
+		op: reniceTarget(func() error { return unix.Setpriority(unix.PRIO_PGRP, unix.Getpgrp(), 7) })},
+	{name: "setpriority PRIO_USER of the caller's user (who 0)", profile: zeroProfile, wantConfined: "EPERM", isolated: true,
+		op: reniceTarget(func() error { return unix.Setpriority(unix.PRIO_USER, 0, 7) })},
+	{name: "setpriority PRIO_USER with garbage in the high half of which", profile: zeroProfile, wantConfined: "EPERM", isolated: true,
+		op: reniceTarget(func() error { return rawSyscallErr(unix.SYS_SETPRIORITY, 1<<32|unix.PRIO_USER, 0, 7) })},
+	{name: "ioprio_set IOPRIO_WHO_PROCESS of a target", profile: zeroProfile, wantConfined: "EPERM", isolated: true,
+		op: ioprioTarget(func() error { return ioprioSet(ioprioWhoProcess, isolatedTarget) })},
+	{name: "ioprio_set IOPRIO_WHO_PGRP of the caller's group (who 0)", profile: zeroProfile, wantConfined: "EPERM", isolated: true,
+		op: ioprioTarget(func() error { return ioprioSet(ioprioWhoPgrp, 0) })},
+	// The kernel reads IOPRIO_WHO_USER with who=0 as uid 0, not as the caller's user: run as root
+	// it reaches every root process on the host. The unprivileged control is refused by the
+	// kernel; TestSeccompScope shows the filter refuses it whoever calls.
+	{name: "ioprio_set IOPRIO_WHO_USER of uid 0 (who 0)", profile: zeroProfile, wantControl: "EPERM", wantConfined: "EPERM", isolated: true,
+		op: ioprioTarget(func() error { return ioprioSet(ioprioWhoUser, 0) })},
+	{name: "setpriority of the caller itself", profile: zeroProfile, wantConfined: "ok", isolated: true,
+		op: func(victimCtx) error { return unix.Setpriority(unix.PRIO_PROCESS, 0, 3) }},
+	{name: "ioprio_set of the caller itself", profile: zeroProfile, wantConfined: "ok", isolated: true,
+		op: func(victimCtx) error { return ioprioSet(ioprioWhoProcess, 0) }},
+
+	// Signals aimed at a group or at everyone (signal 0 only checks, so the control is harmless).
+	{name: "kill pid 0 (the caller's process group)", profile: zeroProfile, wantConfined: "EPERM",
+		op: func(victimCtx) error { return unix.Kill(0, 0) }},
+	{name: "kill pid -1 (every process)", profile: zeroProfile, wantConfined: "EPERM",
+		op: func(victimCtx) error { return unix.Kill(-1, 0) }},
+	{name: "kill a negative pid (a process group)", profile: zeroProfile, wantConfined: "EPERM",
+		op: func(victimCtx) error { return unix.Kill(-unix.Getpgrp(), 0) }},
+	{name: "kill the caller itself", profile: zeroProfile, wantConfined: "ok",
+		op: func(victimCtx) error { return unix.Kill(os.Getpid(), 0) }},
+
+	// Memory of other processes.
+	{name: "move_pages of another process", profile: zeroProfile, wantConfined: "EPERM", root: true,
+		op: func(victimCtx) error {
+			return rawSyscallErr(unix.SYS_MOVE_PAGES, uintptr(os.Getppid()), 0, 0, 0, 0, 0)
+		}},
+	{name: "migrate_pages of another process", profile: zeroProfile, wantConfined: "EPERM", root: true,
+		op: func(victimCtx) error {
+			nodes := uint64(1)
+			return rawSyscallErr(unix.SYS_MIGRATE_PAGES, uintptr(os.Getppid()), 64,
+				uintptr(unsafe.Pointer(&nodes)), uintptr(unsafe.Pointer(&nodes)))
+		}},
+	{name: "get_robust_list of another process", profile: zeroProfile, wantConfined: "EPERM", root: true,
+		op: func(victimCtx) error {
+			var head, size uintptr
+			return rawSyscallErr(unix.SYS_GET_ROBUST_LIST, uintptr(os.Getppid()),
+				uintptr(unsafe.Pointer(&head)), uintptr(unsafe.Pointer(&size)))
+		}},
+	{name: "get_robust_list of the caller itself", profile: zeroProfile, wantConfined: "ok",
+		op: func(victimCtx) error {
+			var head, size uintptr
+			return rawSyscallErr(unix.SYS_GET_ROBUST_LIST, 0,
+				uintptr(unsafe.Pointer(&head)), uintptr(unsafe.Pointer(&size)))
 		}},
 	{name: "mount", profile: zeroProfile, wantConfined: "EPERM", root: true,
 		op: func(c victimCtx) error { _, err := probeMountTmpfs(ProbeSpec{MountDir: c.RW}); return err }},
@@ -352,6 +419,96 @@ var victims = []victim{
 			_, _, errno := unix.RawSyscall(unix.SYS_GETPID|x32Bit, 0, 0, 0)
 			return errnoOrNil(errno)
 		}},
+}
+
+// victimUID is the user an isolated victim runs as: one no other process on the host should use,
+// so that PRIO_USER in the control reaches the victim's own processes only.
+const victimUID = 1987654321
+
+// isolatedTarget is the process an isolated victim aims at.
+var isolatedTarget int
+
+// ioprio_set's which (linux/ioprio.h).
+const (
+	ioprioWhoPgrp = 2
+	ioprioWhoUser = 3
+)
+
+// ioprioBE7 is IOPRIO_PRIO_VALUE(IOPRIO_CLASS_BE, 7): best effort, lowest level, which a
+// process may set on its own user's processes without privilege.
+const ioprioBE7 = 2<<13 | 7
+
+func ioprioSet(which, who int) error {
+	return rawSyscallErr(unix.SYS_IOPRIO_SET, uintptr(which), uintptr(who), ioprioBE7)
+}
+
+func ioprioGet(pid int) (int, error) {
+	r, _, errno := unix.Syscall(unix.SYS_IOPRIO_GET, ioprioWhoProcess, uintptr(pid), 0)
+	return int(r), errnoOrNil(errno)
+}
+
+func rawSyscallErr(nr uintptr, args ...uintptr) error {
+	var a [6]uintptr
+	copy(a[:], args)
+	_, _, errno := unix.Syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5])
+	return errnoOrNil(errno)
+}
+
+// reniceTarget runs call and reports "ok" only if it changed the target's priority, its errno
+// only if it left the target as it was.
+func reniceTarget(call func() error) func(victimCtx) error {
+	return targetChange(func() (int, error) { return unix.Getpriority(unix.PRIO_PROCESS, isolatedTarget) }, call)
+}
+
+// ioprioTarget is reniceTarget for the I/O priority.
+func ioprioTarget(call func() error) func(victimCtx) error {
+	return targetChange(func() (int, error) { return ioprioGet(isolatedTarget) }, call)
+}
+
+func targetChange(get func() (int, error), call func() error) func(victimCtx) error {
+	return func(victimCtx) error {
+		before, err := get()
+		if err != nil {
+			return fmt.Errorf("reading the target before: %w", err)
+		}
+		callErr := call()
+		after, err := get()
+		if err != nil {
+			return fmt.Errorf("reading the target after: %w", err)
+		}
+		switch {
+		case callErr != nil && after != before:
+			return fmt.Errorf("the call failed (%v) but the target changed from %d to %d", callErr, before, after)
+		case callErr != nil:
+			return callErr
+		case after == before:
+			return fmt.Errorf("the call succeeded but the target stayed at %d", before)
+		}
+		return nil
+	}
+}
+
+// isolate moves the calling process to victimUID and starts the target process. The child is
+// already the leader of its own process group (runVictimChild), which the target joins.
+func isolate() (stop func(), err error) {
+	if err := syscall.Setgroups(nil); err != nil {
+		return nil, fmt.Errorf("setgroups: %w", err)
+	}
+	if err := syscall.Setresgid(victimUID, victimUID, victimUID); err != nil {
+		return nil, fmt.Errorf("setresgid: %w", err)
+	}
+	if err := syscall.Setresuid(victimUID, victimUID, victimUID); err != nil {
+		return nil, fmt.Errorf("setresuid: %w", err)
+	}
+	target := exec.Command("/bin/sleep", "30")
+	// Confined, the child may no longer signal the target (Landlock scoping): it dies with the
+	// child instead.
+	target.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := target.Start(); err != nil {
+		return nil, err
+	}
+	isolatedTarget = target.Process.Pid
+	return func() { _ = target.Process.Kill() }, nil
 }
 
 // startChild runs a program with the victim's own descriptors (os/exec would otherwise open
@@ -414,6 +571,14 @@ func runVictim(name string) int {
 			defer target.Process.Kill()
 			ptraceTarget = target.Process.Pid
 		}
+		if v.isolated {
+			stop, err := isolate()
+			if err != nil {
+				printVictim(victimReport{Result: "error: isolate: " + err.Error()})
+				return 1
+			}
+			defer stop()
+		}
 		if c.Confined {
 			if _, err := Apply(v.profile(c)); err != nil {
 				printVictim(victimReport{Apply: err.Error()})
@@ -443,6 +608,9 @@ func runVictimChild(t *testing.T, v victim, c victimCtx) string {
 	js, _ := json.Marshal(c)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), victimEnv+"="+v.name, victimCtxEnv+"="+string(js))
+	// Its own process group, so that a group-wide operation reaches the victim (and its target)
+	// only.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -517,6 +685,9 @@ func TestVictims(t *testing.T) {
 		t.Run(strings.ReplaceAll(v.name, " ", "_"), func(t *testing.T) {
 			if v.landlock > 0 {
 				requireLandlock(t, v.landlock)
+			}
+			if v.isolated && os.Geteuid() != 0 {
+				t.Skip("the victim switches to a user of its own so that PRIO_USER in the control reaches nothing else; that needs root")
 			}
 			if v.root && os.Geteuid() != 0 {
 				t.Skip("the control needs root (CAP_SYS_ADMIN, CAP_NET_RAW or CAP_SYS_PTRACE); unprivileged, the host refuses it anyway")

@@ -15,6 +15,7 @@ type Metrics struct {
 	tierLat     *prometheus.HistogramVec
 	cacheEvents *prometheus.CounterVec
 	auditFails  prometheus.Counter
+	abandoned   prometheus.Gauge
 	InFlight    prometheus.Gauge
 }
 
@@ -35,16 +36,20 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "shield_tier_duration_seconds", Help: "Latency of each tier's evaluation.", Buckets: buckets,
 		}, []string{"tier"}),
 		cacheEvents: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "shield_cache_requests_total", Help: "Verdict cache lookups by result.",
+			Name: "shield_cache_requests_total", Help: "Verdict cache lookups by result (hit, miss; bypass: found but not used because the call has approval history).",
 		}, []string{"result"}),
 		auditFails: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "shield_audit_failures_total", Help: "Decisions blocked because their audit record could not be written.",
+		}),
+		abandoned: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "shield_normalizations_abandoned",
+			Help: "Normalisations still running after their call's budget ran out (the call was blocked).",
 		}),
 		InFlight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "shield_evaluations_in_flight", Help: "Evaluations in progress.",
 		}),
 	}
-	reg.MustRegister(m.decisions, m.ruleHits, m.latency, m.tierLat, m.cacheEvents, m.auditFails, m.InFlight)
+	reg.MustRegister(m.decisions, m.ruleHits, m.latency, m.tierLat, m.cacheEvents, m.auditFails, m.abandoned, m.InFlight)
 	return m
 }
 
@@ -67,15 +72,13 @@ func (m *Metrics) tierLatency(tier string, d time.Duration) {
 	m.tierLat.WithLabelValues(tier).Observe(d.Seconds())
 }
 
-func (m *Metrics) cache(hit bool) {
+// cache counts a verdict cache lookup: "hit", "miss", or "bypass" (an entry was found but the
+// call has approval history, so it was evaluated in full; a bypass is also counted as a miss).
+func (m *Metrics) cache(result string) {
 	if m == nil {
 		return
 	}
-	if hit {
-		m.cacheEvents.WithLabelValues("hit").Inc()
-	} else {
-		m.cacheEvents.WithLabelValues("miss").Inc()
-	}
+	m.cacheEvents.WithLabelValues(result).Inc()
 }
 
 func (m *Metrics) auditFailure() {
@@ -83,4 +86,11 @@ func (m *Metrics) auditFailure() {
 		return
 	}
 	m.auditFails.Inc()
+}
+
+func (m *Metrics) abandonedNormalization(delta float64) {
+	if m == nil {
+		return
+	}
+	m.abandoned.Add(delta)
 }

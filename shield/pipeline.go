@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sort"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -22,8 +23,25 @@ import (
 )
 
 // Normalizer turns a decoded call into an Action. *normalize.Normalizer implements it.
+//
+// Normalize takes no context: the pipeline runs it on its own goroutine under the call's budget
+// (Config.Timeout) and answers BLOCK when the budget runs out first. The abandoned goroutine runs
+// to completion, so a Normalizer must bound its own work by the size of its input.
 type Normalizer interface {
 	Normalize(tool string, args map[string]any, cwd string) *normalize.Action
+}
+
+// ApprovalState is implemented by an escalation tier that keeps state per call (tier 3, human
+// approval). Before the pipeline answers a call from the verdict cache, it asks every escalation
+// tier implementing ApprovalState whether the call has any approval request — open, approved,
+// denied, used or expired — for its action hash in its session. If one says yes, or fails, the
+// cache is bypassed and the call is evaluated in full, so a call with approval history is never
+// answered from the cache.
+//
+// HasApprovals must be cheap (it runs on every cache hit) and safe for concurrent use; a false
+// positive only costs a full evaluation.
+type ApprovalState interface {
+	HasApprovals(ctx context.Context, in *Input) (bool, error)
 }
 
 // Policy is one compiled policy bundle: everything that is replaced together on reload.
@@ -53,9 +71,11 @@ type Config struct {
 	// Escalation tiers (2: judge, 3: human), independent of the bundle. Consulted only for calls
 	// that tiers 0–1 left at ESCALATE.
 	Escalation []Tier
-	// CacheSize is the number of verdicts kept (tiers 0–1 only). 0 means 10 000; negative disables.
+	// CacheSize is the number of verdicts kept (tiers 0–1 of full evaluations only). 0 means
+	// 10 000; negative disables.
 	CacheSize int
-	// Timeout bounds tiers 0–1 per call. 0 means 500 ms.
+	// Timeout is the budget of one call before escalation: decoding, normalisation and tiers
+	// 0–1 together. A call whose budget runs out is BLOCKed. 0 means 500 ms.
 	Timeout time.Duration
 	// EscalationTimeout bounds tiers 2–3 per call. 0 means 60 s.
 	EscalationTimeout time.Duration
@@ -69,7 +89,10 @@ type Config struct {
 
 // EvalOptions are per-call options.
 type EvalOptions struct {
-	// MaxTier is the highest tier consulted; nil means all.
+	// MaxTier is the highest tier consulted; nil means all. An evaluation with MaxTier set is
+	// partial: it is neither answered from nor stored in the verdict cache. Callers that take
+	// MaxTier from a request must check that the requester may lower it (shield/server allows
+	// it to the admin role only).
 	MaxTier *int
 	// DryRun asks escalation tiers not to create approval requests.
 	DryRun bool
@@ -78,11 +101,20 @@ type EvalOptions struct {
 // Pipeline evaluates tool calls. It is safe for concurrent use; SetPolicy swaps bundles atomically.
 type Pipeline struct {
 	cfg    Config
-	policy atomic.Pointer[Policy]
+	policy atomic.Pointer[active]
+	gen    atomic.Uint64
 	cache  *lru.Cache[string, cachedVerdict]
 
 	hits, misses         atomic.Int64
 	allows, blocks, escs atomic.Int64
+}
+
+// active is the served bundle and its activation number. The number is part of the cache key,
+// so a verdict computed under one activation is never served under another, even when the
+// bundle's digest is unchanged or an evaluation still running stores it after a reload.
+type active struct {
+	pol *Policy
+	gen uint64
 }
 
 type cachedVerdict struct {
@@ -124,7 +156,7 @@ func New(cfg Config, pol *Policy) (*Pipeline, error) {
 		}
 		p.cache = c
 	}
-	p.policy.Store(pol)
+	p.policy.Store(&active{pol: pol, gen: p.gen.Add(1)})
 	return p, nil
 }
 
@@ -148,7 +180,7 @@ func (p *Pipeline) SetPolicy(pol *Policy) error {
 	if err := pol.validate(); err != nil {
 		return err
 	}
-	p.policy.Store(pol)
+	p.policy.Store(&active{pol: pol, gen: p.gen.Add(1)})
 	if p.cache != nil {
 		p.cache.Purge()
 	}
@@ -156,7 +188,7 @@ func (p *Pipeline) SetPolicy(pol *Policy) error {
 }
 
 // Policy returns the active bundle.
-func (p *Pipeline) Policy() *Policy { return p.policy.Load() }
+func (p *Pipeline) Policy() *Policy { return p.policy.Load().pol }
 
 // Stats are counters since the pipeline was created.
 type Stats struct {
@@ -187,8 +219,9 @@ func (p *Pipeline) Stats() Stats {
 // (errors.Is(err, ErrInvalidCall)); its verdict is BLOCK and is audited too.
 func (p *Pipeline) Evaluate(ctx context.Context, call *Call, opt EvalOptions) (Verdict, error) {
 	start := p.cfg.Now()
-	pol := p.policy.Load()
-	v, action, callErr := p.decide(ctx, pol, call, opt)
+	act := p.policy.Load()
+	pol := act.pol
+	v, action, callErr := p.decide(ctx, act, call, opt)
 	v.EvaluatedAt = start.UTC()
 	v.BundleRevision = pol.Revision
 	v.BundleDigest = pol.Digest
@@ -244,6 +277,7 @@ func (p *Pipeline) record(ctx context.Context, rec *DecisionRecord) (pos AuditPo
 const (
 	RuleInvalidCall     = "pipeline:invalid-call"
 	RuleTierError       = "pipeline:tier-error"
+	RuleTimeout         = "pipeline:timeout" // the budget ran out before a tier could decide
 	RuleAuditFailure    = "pipeline:audit-failure"
 	RuleUnparsedAllowed = "pipeline:unparsed-not-allowed"
 	RuleInputLimit      = "pipeline:input-limit"
@@ -302,9 +336,9 @@ func checkCall(call *Call) error {
 
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
-// decide runs normalisation, the cache and the tiers. The returned verdict lacks the fields
-// Evaluate fills (ids, bundle, time).
-func (p *Pipeline) decide(ctx context.Context, pol *Policy, call *Call, opt EvalOptions) (v Verdict, action *normalize.Action, callErr error) {
+// decide runs decoding, the cache, normalisation and the tiers. The returned verdict lacks the
+// fields Evaluate fills (ids, bundle, time).
+func (p *Pipeline) decide(ctx context.Context, act *active, call *Call, opt EvalOptions) (v Verdict, action *normalize.Action, callErr error) {
 	defer func() {
 		if r := recover(); r != nil {
 			v = Verdict{Decision: Block, Tier: TierPipeline, Rules: []string{RuleTierError},
@@ -312,60 +346,152 @@ func (p *Pipeline) decide(ctx context.Context, pol *Policy, call *Call, opt Eval
 			callErr = nil
 		}
 	}()
+	pol := act.pol
 	if err := checkCall(call); err != nil {
 		return invalidVerdict(err), nil, err
 	}
-	// The canonical hash comes first: a cache hit means these exact canonical arguments were
-	// fully validated and evaluated before, so only the raw size is checked again.
-	limit := p.cfg.Limits.MaxBytes
-	if limit <= 0 {
-		limit = normalize.DefaultMaxArgumentBytes
-	}
-	if len(call.Arguments) > limit {
-		_, err := normalize.DecodeArguments(call.Arguments, p.cfg.Limits) // for its precise message
-		err = fmt.Errorf("%w: %w", ErrInvalidCall, err)
-		return invalidVerdict(err), nil, err
-	}
-	hash, hashErr := ActionHash(call.Tool, call.Arguments)
-	key := ""
-	if p.cache != nil && hashErr == nil {
-		key = cacheKey(pol.Digest, hash, &call.Context)
-		if c, ok := p.cache.Get(key); ok {
-			p.hits.Add(1)
-			p.cfg.Metrics.cache(true)
-			v = c.v
-			v.Rules = append([]string(nil), c.v.Rules...)
-			v.Cached = true
-			return p.escalate(ctx, call, c.action, v, opt), c.action, nil
-		}
-	}
+	// One budget for everything before escalation: decoding, the cache, normalisation and
+	// tiers 0–1. Escalation (judge, human) has its own, EscalationTimeout.
+	bctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
+	defer cancel()
+	// Arguments are decoded (and so validated) on every call, cache hit or not: the cache only
+	// saves normalisation and tiers 0–1. Decoding is linear in the bounded input size.
 	args, err := normalize.DecodeArguments(call.Arguments, p.cfg.Limits)
 	if err != nil {
 		err = fmt.Errorf("%w: %w", ErrInvalidCall, err)
 		return invalidVerdict(err), nil, err
 	}
-	if hashErr != nil {
-		err = fmt.Errorf("%w: canonicalise arguments: %w", ErrInvalidCall, hashErr)
+	hash, err := ActionHash(call.Tool, call.Arguments)
+	if err != nil {
+		err = fmt.Errorf("%w: canonicalise arguments: %w", ErrInvalidCall, err)
 		return invalidVerdict(err), nil, err
 	}
-	if p.cache != nil {
+	if bctx.Err() != nil {
+		v = p.budgetVerdict(bctx, "decoding the arguments")
+		v.ActionHash = hash
+		return v, nil, nil
+	}
+	// Only full evaluations use the cache: a partial one (MaxTier set) skipped tiers whose
+	// answer a full one must hear.
+	key := ""
+	if p.cache != nil && opt.MaxTier == nil {
+		key = cacheKey(act, hash, &call.Context, opt)
+		if c, ok := p.cache.Get(key); ok {
+			if !p.hasApprovals(bctx, call, c.action, hash, opt) {
+				p.hits.Add(1)
+				p.cfg.Metrics.cache("hit")
+				v = c.v
+				v.Rules = append([]string(nil), c.v.Rules...)
+				v.Cached = true
+				return p.escalate(ctx, call, c.action, v, opt), c.action, nil
+			}
+			p.cfg.Metrics.cache("bypass")
+		}
 		p.misses.Add(1)
-		p.cfg.Metrics.cache(false)
+		p.cfg.Metrics.cache("miss")
 	}
 
-	action = pol.Normalizer.Normalize(call.Tool, args, call.Context.Cwd)
+	action, err = p.normalize(bctx, pol.Normalizer, call, args)
+	if err != nil {
+		if bctx.Err() != nil {
+			v = p.budgetVerdict(bctx, "normalising the call")
+		} else {
+			v = Verdict{Decision: Block, Tier: TierPipeline, Rules: []string{RuleTierError},
+				Reason: "blocked: internal error while normalising the call", internalErr: err.Error()}
+		}
+		v.ActionHash = hash
+		return v, nil, nil
+	}
 	if action.OverLimit() {
 		// Too large or deep to normalise (normalize.MaxShell*): blocked before any tier sees it.
 		v = Verdict{Decision: Block, Tier: TierPipeline, Rules: []string{RuleInputLimit}, Reason: "blocked: " + action.ParseError}
 	} else {
-		v = p.runBundleTiers(ctx, pol, call, action, hash, opt)
+		v = p.runBundleTiers(bctx, pol, call, action, hash, opt)
 	}
 	v.ActionHash = hash
 	v.ActionClass = action.Class
-	if p.cache != nil && v.internalErr == "" {
+	// Stored: what tiers 0–1 said in a full evaluation that ran without error. What the
+	// escalation tiers (judge, human) say is never stored; a hit goes through them again.
+	if key != "" && v.internalErr == "" && v.Tier <= TierRego {
 		p.cache.Add(key, cachedVerdict{v: v, action: action})
 	}
 	return p.escalate(ctx, call, action, v, opt), action, nil
+}
+
+// hasApprovals reports whether an escalation tier knows approval requests for the call (see
+// ApprovalState). A failing or panicking check counts as yes: the call is then evaluated in full.
+func (p *Pipeline) hasApprovals(ctx context.Context, call *Call, action *normalize.Action, hash string, opt EvalOptions) (found bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			found = true
+		}
+	}()
+	var in *Input
+	for _, t := range p.cfg.Escalation {
+		as, ok := t.(ApprovalState)
+		if !ok {
+			continue
+		}
+		if in == nil {
+			in = &Input{Call: call, Action: action, ActionHash: hash, DryRun: opt.DryRun}
+		}
+		if ok, err := as.HasApprovals(ctx, in); ok || err != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// normalize runs the normaliser on its own goroutine and waits for it at most until ctx (the
+// call's budget) ends. A normaliser still running then is abandoned: it runs to completion on
+// its own bounds, its result is dropped, and the shield_normalizations_abandoned gauge counts it
+// meanwhile. A panic in the normaliser is an error.
+func (p *Pipeline) normalize(ctx context.Context, n Normalizer, call *Call, args map[string]any) (*normalize.Action, error) {
+	type result struct {
+		a   *normalize.Action
+		err error
+	}
+	const running, finished, abandoned = 0, 1, 2
+	var state atomic.Int32
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		defer func() {
+			if x := recover(); x != nil {
+				r = result{err: fmt.Errorf("normaliser panicked: %v\n%s", x, debug.Stack())}
+			}
+			done <- r
+			if !state.CompareAndSwap(running, finished) {
+				p.cfg.Metrics.abandonedNormalization(-1)
+			}
+		}()
+		r.a = n.Normalize(call.Tool, args, call.Context.Cwd)
+		if r.a == nil {
+			r.err = errors.New("normaliser returned no action")
+		}
+	}()
+	select {
+	case r := <-done:
+		return r.a, r.err
+	case <-ctx.Done():
+		if state.CompareAndSwap(running, abandoned) {
+			p.cfg.Metrics.abandonedNormalization(1)
+			return nil, ctx.Err()
+		}
+		r := <-done // finished at the same moment: it is sent or about to be
+		return r.a, r.err
+	}
+}
+
+// budgetVerdict is the BLOCK of a call whose budget ran out (or whose caller went away) while
+// the pipeline was at stage.
+func (p *Pipeline) budgetVerdict(ctx context.Context, stage string) Verdict {
+	reason := fmt.Sprintf("blocked: %s took longer than the %s budget of a decision", stage, p.cfg.Timeout)
+	if errors.Is(ctx.Err(), context.Canceled) {
+		reason = fmt.Sprintf("blocked: the caller went away while %s", stage)
+	}
+	return Verdict{Decision: Block, Tier: TierPipeline, Rules: []string{RuleTimeout}, Reason: reason,
+		internalErr: fmt.Sprintf("%s: %v", stage, ctx.Err())}
 }
 
 func invalidVerdict(err error) Verdict {
@@ -374,9 +500,8 @@ func invalidVerdict(err error) Verdict {
 }
 
 // runBundleTiers evaluates tiers 0–1 and applies the class default.
+// ctx carries the call's budget.
 func (p *Pipeline) runBundleTiers(ctx context.Context, pol *Policy, call *Call, action *normalize.Action, hash string, opt EvalOptions) Verdict {
-	ctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
-	defer cancel()
 	in := &Input{Call: call, Action: action, ActionHash: hash, DryRun: opt.DryRun}
 
 	var esc, allow *Verdict
@@ -608,9 +733,17 @@ func ActionHash(tool string, args json.RawMessage) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
-// cacheKey binds a cached verdict to the bundle, the exact call and every context field a
-// policy may read.
-func cacheKey(digest, actionHash string, c *CallContext) string {
+// cacheKey binds a cached verdict to everything tiers 0–1 and the normaliser can read:
+//   - the bundle: its digest, and the activation number (a reload of the same digest, or an
+//     evaluation finishing after a reload, never serves a verdict across activations);
+//   - the exact call: the canonical action hash (tool and canonical arguments);
+//   - every context field a rule may read (session, agent, runtime, cwd — the normaliser
+//     resolves paths against it — the authenticated caller, and the labels);
+//   - the per-call options (max tier, dry run), although only full evaluations are stored.
+//
+// The call id is left out on purpose (no rule reads it; every retry has a new one). Rules that
+// read the clock (Rego time.now_ns) see the time of the evaluation that filled the cache.
+func cacheKey(act *active, actionHash string, c *CallContext, opt EvalOptions) string {
 	h := sha256.New()
 	w := func(s string) {
 		var n [8]byte
@@ -621,7 +754,8 @@ func cacheKey(digest, actionHash string, c *CallContext) string {
 		h.Write(n[:])
 		h.Write([]byte(s))
 	}
-	w(digest)
+	w(act.pol.Digest)
+	w(strconv.FormatUint(act.gen, 10))
 	w(actionHash)
 	w(c.SessionID)
 	w(c.AgentID)
@@ -633,10 +767,17 @@ func cacheKey(digest, actionHash string, c *CallContext) string {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	w(strconv.Itoa(len(keys)))
 	for _, k := range keys {
 		w(k)
 		w(c.Labels[k])
 	}
+	maxTier := "all"
+	if opt.MaxTier != nil {
+		maxTier = strconv.Itoa(*opt.MaxTier)
+	}
+	w(maxTier)
+	w(strconv.FormatBool(opt.DryRun))
 	return string(h.Sum(nil))
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -41,6 +42,11 @@ func TestOutboxRetriesAndSurvivesRestart(t *testing.T) {
 		}
 	}
 	waitCheckpoint(t, l, 2)
+	_, ck, err := l.SignedCheckpoint() // the checkpoint record of the last commit
+	if err != nil {
+		t.Fatal(err)
+	}
+	note, anchor := fmt.Sprintf("%d.note", ck.Size), fmt.Sprintf("%d.json", ck.Size)
 	cfg := Config{Dir: filepath.Join(dir, "anchors")}
 	up := &flaky{n: 1}
 	a, err := New(cfg, l, up)
@@ -50,7 +56,7 @@ func TestOutboxRetriesAndSurvivesRestart(t *testing.T) {
 	if err := a.Round(context.Background()); err == nil {
 		t.Fatal("first round succeeded against a failing log")
 	}
-	if _, err := os.Stat(filepath.Join(cfg.Dir, "outbox", "2.note")); err != nil {
+	if _, err := os.Stat(filepath.Join(cfg.Dir, "outbox", note)); err != nil {
 		t.Fatalf("checkpoint not kept in the outbox after a failure: %v", err)
 	}
 	// A new anchorer (a restart) with the same key uploads what is queued.
@@ -65,10 +71,10 @@ func TestOutboxRetriesAndSurvivesRestart(t *testing.T) {
 	if err != nil || n != 1 {
 		t.Fatalf("Flush = %d, %v", n, err)
 	}
-	if _, err := os.Stat(filepath.Join(cfg.Dir, "2.json")); err != nil {
+	if _, err := os.Stat(filepath.Join(cfg.Dir, anchor)); err != nil {
 		t.Fatalf("anchor not stored: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(cfg.Dir, "outbox", "2.note")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(cfg.Dir, "outbox", note)); !os.IsNotExist(err) {
 		t.Fatalf("anchored checkpoint still queued: %v", err)
 	}
 	// The log records the anchor.

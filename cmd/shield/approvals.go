@@ -25,7 +25,7 @@ func init() {
 	register(&command{name: "approvals", summary: "list, show, approve, deny or watch human approval requests", run: runApprovals})
 }
 
-const approvalsUsage = `list|show ID|approve ID|deny ID|watch [--addr ADDR] [--state-dir DIR] [--token-env VAR] [--comment TEXT] [--for DURATION] [--json]`
+const approvalsUsage = `list|show ID|approve ID|deny ID|watch [--addr ADDR] [--state-dir DIR] [--token-env VAR] [--comment TEXT] [--for DURATION] [--limit N] [--page-size N] [--all] [--json]`
 
 // dialService connects to a running service: --addr (unix:///path or host:port), else the unix
 // socket in the state dir. A bearer token is read from the environment variable named by tokenEnv.
@@ -60,6 +60,9 @@ func runApprovals(ctx context.Context, env *cmdEnv, args []string) error {
 	comment := fs.String("comment", "", "comment recorded with approve/deny")
 	grant := fs.Duration("for", 0, "with approve: a scoped grant, allowing the same call in the same session for this long (at most 24h) instead of once")
 	asJSON := fs.Bool("json", false, "print JSON")
+	limit := fs.Int("limit", 0, "with list: show at most this many requests (0: all)")
+	pageSize := fs.Int("page-size", 100, "with list: requests asked for per page (at most 500); list follows the pages")
+	listAll := fs.Bool("all", false, "with list: also resolved requests (kept for approvals.retention)")
 	// Flags may come before or after the id.
 	var pos []string
 	for len(rest) > 0 {
@@ -93,24 +96,46 @@ func runApprovals(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	switch sub {
 	case "list":
-		r, err := c.ListPending(cctx, &shieldv1.ListPendingApprovalsRequest{})
-		if err != nil {
-			return err
+		if *limit < 0 || *pageSize < 1 || *pageSize > 500 {
+			return usageError{"--limit must not be negative; --page-size must be in [1, 500]"}
 		}
-		if *asJSON {
-			for _, a := range r.GetApprovals() {
-				show(a)
+		var tw *tabwriter.Writer
+		if !*asJSON {
+			tw = tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tSTATE\tTOOL\tCLASS\tSESSION\tCALLER\tEXPIRES\tWHY")
+		}
+		// Pages are bounded by the service; follow them until the last or --limit.
+		n, token := 0, ""
+		for {
+			size := *pageSize
+			if *limit > 0 {
+				size = min(size, *limit-n)
 			}
-			return nil
+			r, err := c.ListPending(cctx, &shieldv1.ListPendingApprovalsRequest{PageSize: int32(size), PageToken: token, IncludeResolved: *listAll})
+			if err != nil {
+				return err
+			}
+			for _, a := range r.GetApprovals() {
+				if *limit > 0 && n == *limit {
+					break
+				}
+				n++
+				if *asJSON {
+					show(a)
+					continue
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", approvalsSafe(a.GetId()), approvalsSafe(a.GetState()), approvalsSafe(a.GetTool()),
+					approvalsSafe(a.GetActionClass()), approvalsSafe(a.GetSessionId()), approvalsSafe(a.GetCaller()),
+					time.Until(a.GetExpires().AsTime()).Round(time.Second), approvalsSafe(strings.Join(a.GetRules(), ",")))
+			}
+			token = r.GetNextPageToken()
+			if token == "" || (*limit > 0 && n >= *limit) || len(r.GetApprovals()) == 0 {
+				break
+			}
 		}
-		tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tTOOL\tCLASS\tSESSION\tCALLER\tEXPIRES\tWHY")
-		for _, a := range r.GetApprovals() {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", approvalsSafe(a.GetId()), approvalsSafe(a.GetTool()), approvalsSafe(a.GetActionClass()),
-				approvalsSafe(a.GetSessionId()), approvalsSafe(a.GetCaller()),
-				time.Until(a.GetExpires().AsTime()).Round(time.Second), approvalsSafe(strings.Join(a.GetRules(), ",")))
+		if tw != nil {
+			return tw.Flush()
 		}
-		return tw.Flush()
 	case "show":
 		id, err := needID()
 		if err != nil {
@@ -193,6 +218,12 @@ func printApproval(w io.Writer, a *shieldv1.Approval) {
 		approvalsSafe(a.GetSessionId()), approvalsSafe(a.GetAgentId()), approvalsSafe(a.GetCaller()), approvalsSafe(a.GetReason()),
 		approvalsSafe(strings.Join(a.GetRules(), ", ")),
 		a.GetCreated().AsTime().Format(time.RFC3339), a.GetExpires().AsTime().Format(time.RFC3339), approvalsSafeLines(pretty))
+	if len(a.GetRedacted()) > 0 {
+		fmt.Fprintf(w, "  redacted: %s (secret-looking values are not kept; what they hid is not shown)\n", approvalsSafe(strings.Join(a.GetRedacted(), ", ")))
+	}
+	if a.GetArgumentsTruncated() {
+		fmt.Fprintf(w, "  arguments (%d bytes) cut to a preview: shield approvals show %s\n", a.GetArgumentsBytes(), approvalsSafe(a.GetId()))
+	}
 	if a.GetGrantUntil() != nil {
 		fmt.Fprintf(w, "  granted until: %s (same call, same session)\n", a.GetGrantUntil().AsTime().Format(time.RFC3339))
 	}

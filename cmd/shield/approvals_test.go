@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +21,25 @@ import (
 	"github.com/shieldsec/shield/shield/server"
 )
 
+// approvalsTestServer serves svc on dir/shield.sock as serve does: peer credentials and the
+// default unix roles (this process's user has every role).
+func approvalsTestServer(t *testing.T, dir string, svc *approval.Service) {
+	t.Helper()
+	auth, err := server.NewAuth(server.AuthConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("unix", filepath.Join(dir, "shield.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := grpc.NewServer(grpc.Creds(server.PeerCredentials()), grpc.UnaryInterceptor(auth.UnaryInterceptor()),
+		grpc.StreamInterceptor(auth.StreamInterceptor()))
+	shieldv1.RegisterApprovalServiceServer(gs, server.NewApprovalService(svc, server.Identity))
+	go gs.Serve(l)
+	t.Cleanup(gs.Stop)
+}
+
 // TestApprovalsCLIGrantAndEscaping: the CLI shows agent-supplied fields with control and format
 // characters escaped, approves with a scoped grant (--for), and refuses --for on deny.
 func TestApprovalsCLIGrantAndEscaping(t *testing.T) {
@@ -29,14 +49,7 @@ func TestApprovalsCLIGrantAndEscaping(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer svc.Close()
-	l, err := net.Listen("unix", filepath.Join(dir, "shield.sock"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	gs := grpc.NewServer()
-	shieldv1.RegisterApprovalServiceServer(gs, server.NewApprovalService(svc, func(context.Context) string { return "uid:0" }))
-	go gs.Serve(l)
-	defer gs.Stop()
+	approvalsTestServer(t, dir, svc)
 
 	evil := "rm -rf /tmp/x\x1b]0;pwned\x07\u202e"
 	args, _ := json.Marshal(map[string]string{"command": evil})
@@ -91,4 +104,58 @@ func FuzzApprovalsSafe(f *testing.F) {
 			t.Fatalf("changed a clean string: %q → %q", s, out)
 		}
 	})
+}
+
+// TestApprovalsCLIListPagesLargeArguments: five requests with 1 MB arguments list fine; list
+// follows pages (--page-size 2) and stops at --limit; list views carry previews; show prints
+// the whole arguments.
+func TestApprovalsCLIListPagesLargeArguments(t *testing.T) {
+	dir := t.TempDir()
+	svc, err := approval.Open(approval.Config{Path: filepath.Join(dir, "approvals.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	approvalsTestServer(t, dir, svc)
+	big := strings.Repeat("x", 1000_000)
+	var ids []string
+	for i := range 5 {
+		args, _ := json.Marshal(map[string]string{"command": "echo " + big, "n": strconv.Itoa(i)})
+		res, err := svc.Tier().Evaluate(context.Background(), &shield.Input{Call: &shield.Call{Tool: "Bash", Arguments: args,
+			Context: shield.CallContext{SessionID: "s1", Caller: "token:runtime-1"}}, Action: &normalize.Action{Class: "exec"},
+			ActionHash: "h" + strconv.Itoa(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, res.EscalationID)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"all pages", []string{"--page-size", "2"}, 5},
+		{"one page", nil, 5},
+		{"limit", []string{"--page-size", "2", "--limit", "3"}, 3},
+		{"limit json", []string{"--limit", "4", "--json"}, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errs := runCmd(t, "", append([]string{"approvals", "list", "--state-dir", dir}, tc.args...)...)
+			if code != 0 {
+				t.Fatalf("list: %d %q", code, errs)
+			}
+			if len(out) > 64<<10 {
+				t.Errorf("list printed %d bytes for %d requests", len(out), tc.want)
+			}
+			for i, id := range ids {
+				if got := strings.Contains(out, id); got != (i < tc.want) {
+					t.Errorf("request %d in the output: %v, want %v", i, got, i < tc.want)
+				}
+			}
+		})
+	}
+	code, out, errs := runCmd(t, "", "approvals", "show", ids[3], "--state-dir", dir)
+	if code != 0 || !strings.Contains(out, big) || strings.Contains(out, "truncated") {
+		t.Errorf("show: %d, %d bytes, %q", code, len(out), errs)
+	}
 }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"sync"
+	"time"
 
 	"github.com/shieldsec/shield/audit"
 	"github.com/shieldsec/shield/shield"
@@ -11,7 +14,14 @@ import (
 
 // auditRecorder writes the pipeline's decisions to the audit log: the adapter between
 // shield.Recorder and audit.Log (audit does not import shield).
-type auditRecorder struct{ l *audit.Log }
+type auditRecorder struct {
+	l   *audit.Log
+	log *slog.Logger // nil: failures are not logged here
+
+	mu         sync.Mutex
+	lastLog    time.Time
+	suppressed int
+}
 
 var _ shield.Recorder = (*auditRecorder)(nil)
 
@@ -25,6 +35,7 @@ func (r *auditRecorder) RecordDecision(ctx context.Context, rec *shield.Decision
 	}
 	pos, err := r.l.Append(ctx, audit.TypeDecision, decisionPayload(rec))
 	if err != nil {
+		r.logFailure(rec, err)
 		return shield.AuditPosition{}, fmt.Errorf("record decision: %w", err)
 	}
 	return shield.AuditPosition{Seq: pos.Seq, Hash: pos.Hash}, nil
@@ -61,4 +72,28 @@ func decisionPayload(rec *shield.DecisionRecord) *audit.Decision {
 		d.ActionClass = rec.Action.Class
 	}
 	return d
+}
+
+// logFailure logs a decision that could not be recorded (the pipeline blocks it). A failed log
+// logs its own failure and refusals; the rest (a deadline while waiting for the fsync, an
+// unrecordable payload) is logged here, at most once every 10 s with a count of the others.
+func (r *auditRecorder) logFailure(rec *shield.DecisionRecord, err error) {
+	if r.log == nil || errors.Is(err, audit.ErrUnhealthy) {
+		return
+	}
+	r.mu.Lock()
+	now := time.Now()
+	if !r.lastLog.IsZero() && now.Sub(r.lastLog) < 10*time.Second {
+		r.suppressed++
+		r.mu.Unlock()
+		return
+	}
+	n := r.suppressed
+	r.lastLog, r.suppressed = now, 0
+	r.mu.Unlock()
+	var id string
+	if rec.Verdict != nil {
+		id = rec.Verdict.DecisionID
+	}
+	r.log.Error("audit record failed: the decision is BLOCKed", "decision_id", id, "error", err.Error(), "suppressed_since_last_line", n)
 }

@@ -47,6 +47,9 @@ type Config struct {
 	// Auth configures who may call what. Default: root and the service's user have every role on
 	// the unix socket; TCP listeners need bearer tokens.
 	Auth server.AuthConfig `yaml:"auth"`
+	// Limits bounds connections, streams and concurrent calls (see server.Limits). Default: the
+	// safe caps documented in deploy/shield.yaml, sized below RLIMIT_NOFILE.
+	Limits server.Limits `yaml:"limits"`
 	// Dev lets a loopback TCP listener act with every role (never in production). Flag only.
 	Dev bool `yaml:"-"`
 }
@@ -63,6 +66,9 @@ type ApprovalsConfig struct {
 	WebhookURL string `yaml:"webhook_url"`
 	// WebhookSecretEnv names the environment variable holding the HMAC secret.
 	WebhookSecretEnv string `yaml:"webhook_secret_env"`
+	// Retention is how long resolved requests (denied, used, expired) stay in the approval store;
+	// the audit trail keeps their records. Default 720h (30 days); negative keeps them forever.
+	Retention time.Duration `yaml:"retention"`
 }
 
 // PolicyConfig selects and checks the policy bundle.
@@ -94,9 +100,10 @@ type PipelineConfig struct {
 type AuditConfig struct {
 	// Dir overrides the audit directory. Default: <state_dir>/audit.
 	Dir string `yaml:"dir"`
-	// CheckpointEvery writes a signed checkpoint every N records. Default: 1000.
+	// CheckpointEvery rewrites the signed checkpoint file (the one Rekor anchors) every N records.
+	// Every group commit already ends with a signed checkpoint record. Default: 1000.
 	CheckpointEvery int `yaml:"checkpoint_every"`
-	// CheckpointInterval writes a signed checkpoint at least this often when records were added.
+	// CheckpointInterval rewrites the checkpoint file at least this often when records were added.
 	// Default: 10s.
 	CheckpointInterval time.Duration `yaml:"checkpoint_interval"`
 	// SegmentMaxBytes rotates the active segment at this size. Default: 64 MiB.
@@ -199,6 +206,45 @@ func (c *Config) withDefaults() {
 	}
 }
 
+// checkStateDir refuses a state directory that its group or others may write: they could swap
+// the audit trail, the keys or the socket. serve and `shield config check` apply this rule.
+func checkStateDir(dir string) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("state_dir: %w", err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("state_dir %s is not a directory", dir)
+	}
+	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
+		return fmt.Errorf("state_dir %s has mode %04o: writable by group or others; chmod 0750 (or 0700) it", dir, perm)
+	}
+	return nil
+}
+
+// checkFiles checks what serve checks of the files the configuration names before it uses them:
+// the state directory's mode (when it exists; serve creates it 0700), and the modes of the
+// tokens file and the TLS key (server.CheckSecretFile).
+func (c *Config) checkFiles() error {
+	var errs []error
+	if _, err := os.Stat(c.StateDir); err == nil {
+		if err := checkStateDir(c.StateDir); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if c.Auth.TokensFile != "" {
+		if err := server.CheckSecretFile(c.Auth.TokensFile); err != nil {
+			errs = append(errs, fmt.Errorf("auth.tokens_file: %w", err))
+		}
+	}
+	if c.Auth.TLS.KeyFile != "" {
+		if err := server.CheckSecretFile(c.Auth.TLS.KeyFile); err != nil {
+			errs = append(errs, fmt.Errorf("auth.tls.key_file: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // Validate reports every problem in the configuration at once.
 func (c *Config) Validate() error {
 	var errs []error
@@ -254,6 +300,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Approvals.WebhookURL != "" && c.Approvals.WebhookSecretEnv == "" {
 		errs = append(errs, errors.New("approvals.webhook_url needs approvals.webhook_secret_env: notices are always signed"))
+	}
+	if err := c.Limits.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.Judge != nil {
 		if err := c.Judge.Validate(); err != nil {

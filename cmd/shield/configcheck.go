@@ -48,10 +48,20 @@ func checkConfigFile(path string) []string {
 		return splitProblems(err)
 	}
 	cfg.withDefaults()
+	var problems []string
 	if err := cfg.Validate(); err != nil {
-		return splitProblems(err)
+		problems = append(problems, splitProblems(err)...)
 	}
-	return nil
+	if err := cfg.checkFiles(); err != nil {
+		problems = append(problems, splitProblems(err)...)
+	}
+	// The descriptor arithmetic serve applies at start, against the hard limit it raises to.
+	if nofile, err := hardNofile(); err != nil {
+		problems = append(problems, err.Error())
+	} else if _, err := cfg.Limits.Fit(nofile, 1+len(cfg.Listen)); err != nil && cfg.Limits.Validate() == nil {
+		problems = append(problems, "limits: "+err.Error())
+	}
+	return problems
 }
 
 // splitProblems flattens joined errors, and the multi-line errors the YAML decoder returns (one

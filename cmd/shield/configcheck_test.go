@@ -133,6 +133,26 @@ func TestConfigCheckCommand(t *testing.T) {
 	invalid := write("invalid.yaml", "listen: [\"0.0.0.0:8443\"]\nmetrics_listen: 10.0.0.1:9464\nlog:\n  level: loud\npipeline:\n  cache_size: -2\n")
 	badType := write("type.yaml", "pipeline:\n  timeout: soon\n")
 	empty := write("empty.yaml", "")
+	limits := write("limits.yaml", "limits:\n  max_evaluate: -1\n  max_queries: 4\n  max_queries_per_peer: 8\n  queue_wait: 1h\n")
+	fds := write("fds.yaml", "limits:\n  max_connections: 1048576\n")
+	// File modes: serve's rules (state dir not group/other-writable; tokens file and TLS key
+	// readable at most by group, writable by no group).
+	openState := filepath.Join(dir, "open-state")
+	tightState := filepath.Join(dir, "tight-state")
+	for p, mode := range map[string]os.FileMode{openState: 0o777, tightState: 0o750} {
+		if err := os.Mkdir(p, mode); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(p, mode)
+	}
+	tokens := func(name string, mode os.FileMode) string {
+		p := write(name, "tok-0123456789abcdef agent rt\n")
+		os.Chmod(p, mode)
+		return p
+	}
+	badModes := write("modes.yaml", "state_dir: "+openState+"\nauth:\n  tokens_file: "+tokens("tokens-644", 0o644)+
+		"\n  tls:\n    cert_file: /nonexistent.pem\n    key_file: "+tokens("key-660", 0o660)+"\n")
+	goodModes := write("goodmodes.yaml", "state_dir: "+tightState+"\nauth:\n  tokens_file: "+tokens("tokens-640", 0o640)+"\n")
 	for _, tc := range []struct {
 		name     string
 		args     []string
@@ -146,6 +166,13 @@ func TestConfigCheckCommand(t *testing.T) {
 			wantOut: []string{"field lisen not found", "field formatt not found"}},
 		{name: "every invalid value reported", args: []string{"config", "check", invalid}, wantCode: 1,
 			wantOut: []string{`listen "0.0.0.0:8443"`, "metrics_listen", "log.level", "pipeline.cache_size"}},
+		{name: "limits", args: []string{"config", "check", limits}, wantCode: 1,
+			wantOut: []string{"limits.max_evaluate -1", "limits.max_queries_per_peer 8 is above", "limits.queue_wait"}},
+		{name: "connections beyond the descriptor limit", args: []string{"config", "check", fds}, wantCode: 1,
+			wantOut: []string{"RLIMIT_NOFILE"}},
+		{name: "file modes", args: []string{"config", "check", badModes}, wantCode: 1,
+			wantOut: []string{"state_dir " + openState + " has mode 0777", "auth.tokens_file: " + dir + "/tokens-644 has mode 0644", "auth.tls.key_file: " + dir + "/key-660 has mode 0660"}},
+		{name: "file modes as documented", args: []string{"config", "check", goodModes}, wantCode: 0, wantOut: []string{"ok"}},
 		{name: "wrong type", args: []string{"config", "check", badType}, wantCode: 1, wantOut: []string{"soon"}},
 		{name: "missing file", args: []string{"config", "check", filepath.Join(dir, "absent.yaml")}, wantCode: 1,
 			wantOut: []string{"read config"}},

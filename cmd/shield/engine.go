@@ -124,7 +124,9 @@ func runEngine(ctx context.Context, env *cmdEnv, args []string) error {
 		escalation = append(escalation, j)
 	}
 	apr, err := approval.Open(approval.Config{Path: strings.TrimSuffix(registryPath(cfg.StateDir, ws), ".json") + "-approvals.db",
-		Timeout: cfg.Approvals.Timeout, TwoPersonClasses: cfg.Approvals.TwoPersonClasses, Recorder: approvalRecorder{al: al}, Log: log})
+		Timeout: cfg.Approvals.Timeout, TwoPersonClasses: cfg.Approvals.TwoPersonClasses, Recorder: approvalRecorder{al: al}, Log: log,
+		Retention: cfg.Approvals.Retention,
+		Redact:    audit.Redaction{Keys: cfg.Audit.RedactKeys, Values: cfg.Audit.RedactValues}})
 	if err != nil {
 		return fmt.Errorf("approvals: %w", err)
 	}
@@ -138,7 +140,7 @@ func runEngine(ctx context.Context, env *cmdEnv, args []string) error {
 	shell := &exec.Shell{ShieldBin: self, Workspace: ws}
 	var fetcher *exec.Fetcher
 	if len(cfg.Egress) > 0 {
-		fetcher = &exec.Fetcher{Allow: cfg.Egress}
+		fetcher = &exec.Fetcher{Allow: cfg.Egress, Log: log}
 	}
 	tools, err := engine.NewTools(ws, shell, fetcher)
 	if err != nil {

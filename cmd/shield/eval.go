@@ -97,14 +97,28 @@ func runEval(ctx context.Context, env *cmdEnv, args []string) error {
 		return runCorpus(ctx, env, p, f, *workspace, *showMisses)
 	}
 	bad := false
-	sc := bufio.NewScanner(env.stdin)
-	sc.Buffer(make([]byte, 64<<10), maxEvalLine)
+	lr := newLineReader(env.stdin, maxEvalLine)
 	enc := json.NewEncoder(env.stdout)
 	enc.SetEscapeHTML(false)
 	n := 0
-	for sc.Scan() {
+	for {
+		raw, tooLong, err := lr.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("read input: %w", err)
+		}
 		n++
-		line := bytes.TrimSpace(sc.Bytes())
+		if tooLong {
+			// The line is reported and skipped; the lines after it are still evaluated.
+			bad = true
+			if err := enc.Encode(evalOutput{Line: n, Decision: "BLOCK", Error: fmt.Sprintf("line longer than %d bytes; not evaluated", maxEvalLine)}); err != nil {
+				return err
+			}
+			continue
+		}
+		line := bytes.TrimSpace(raw)
 		if len(line) == 0 {
 			continue
 		}
@@ -119,13 +133,6 @@ func runEval(ctx context.Context, env *cmdEnv, args []string) error {
 		if err := enc.Encode(out); err != nil {
 			return err
 		}
-	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			_ = enc.Encode(evalOutput{Line: n + 1, Error: fmt.Sprintf("line longer than %d bytes; input stopped here", maxEvalLine)})
-			return exitError{code: 1}
-		}
-		return fmt.Errorf("read input: %w", err)
 	}
 	if bad {
 		return exitError{code: 1}

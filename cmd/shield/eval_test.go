@@ -96,3 +96,60 @@ func TestVersionAndHelp(t *testing.T) {
 		t.Errorf("bad flag exit %d, want 2", code)
 	}
 }
+
+// A line over the limit is reported with its line number and skipped; the lines after it are
+// still evaluated (they used to be lost: "input stopped here").
+func TestEvalOverlongLineDoesNotStopInput(t *testing.T) {
+	long := `{"tool":"Bash","arguments":{"command":"echo ` + strings.Repeat("a", maxEvalLine+10) + `"}}`
+	in := strings.Join([]string{
+		`{"tool":"Read","arguments":{"file_path":"/home/user/.ssh/id_ed25519"}}`,
+		long,
+		`{"tool":"Bash","arguments":{"command":"go test ./..."}}`,
+	}, "\n")
+	code, out, _ := runCmd(t, in, "eval")
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("got %d output lines, want 3:\n%.500s", len(lines), out)
+	}
+	var o [3]evalOutput
+	for i := range lines {
+		if err := json.Unmarshal([]byte(lines[i]), &o[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if o[0].Decision != "BLOCK" || o[2].Decision != "ALLOW" {
+		t.Errorf("neighbours: %+v / %+v", o[0], o[2])
+	}
+	if o[1].Line != 2 || o[1].Decision == "ALLOW" || !strings.Contains(o[1].Error, "longer than") {
+		t.Errorf("long line: %+v", o[1])
+	}
+}
+
+func TestLineReader(t *testing.T) {
+	in := "ab\n" + strings.Repeat("x", 200) + "\ncd\n\n" + strings.Repeat("y", 10) + "\nlast"
+	lr := newLineReader(strings.NewReader(in), 10)
+	type res struct {
+		s  string
+		tl bool
+	}
+	var got []res
+	for {
+		l, tl, err := lr.next()
+		if err != nil {
+			break
+		}
+		got = append(got, res{string(l), tl})
+	}
+	want := []res{{"ab", false}, {"", true}, {"cd", false}, {"", false}, {strings.Repeat("y", 10), false}, {"last", false}}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("line %d: got %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}

@@ -46,7 +46,7 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 	metrics := fs.String("metrics-listen", "", "loopback host:port for Prometheus metrics")
 	stateDir := fs.String("state-dir", "", "state directory (default $STATE_DIRECTORY or ./var)")
 	policyPath := fs.String("policy", "", "policy bundle directory or .tar.gz (default: embedded bundle)")
-	dev := fs.Bool("dev", false, "DEVELOPMENT ONLY: loopback TCP listeners act with every role, unauthenticated")
+	dev := fs.Bool("dev", false, "DEVELOPMENT ONLY: every caller on a loopback TCP listener is admin, unauthenticated (unix-socket peers keep their roles)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -214,6 +214,9 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
 		return fmt.Errorf("create state dir: %w", err)
 	}
+	if err := checkStateDir(cfg.StateDir); err != nil {
+		return err
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a := &appliance{cfg: cfg, log: log}
@@ -232,6 +235,7 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 		return fmt.Errorf("open audit log: %w", err)
 	}
 	a.audit = al
+	reg.MustRegister(auditCollectors(al)...) // audit side of issue 10 H4: failed/recovered/quarantined
 	defer func() {
 		if err := al.Close(); err != nil {
 			log.Error("close audit log", "error", err.Error())
@@ -305,14 +309,28 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 		return err
 	}
 	if cfg.Dev {
-		log.Warn("DEVELOPMENT MODE: every caller acts with every role, unauthenticated. Never run --dev in production.")
+		log.Warn("DEVELOPMENT MODE (--dev): every TCP caller acts as admin, unauthenticated; unix-socket peers keep their auth.unix_roles. Never run --dev in production.",
+			"tcp_listeners", cfg.Listen)
 	}
-	gs := grpc.NewServer(
+	limits, nofile, err := fitLimits(cfg)
+	if err != nil {
+		return err
+	}
+	log.Info("connection limits", "rlimit_nofile", nofile, "max_connections", limits.MaxConnections,
+		"max_connections_per_peer", limits.MaxConnectionsPerPeer, "reserved_descriptors", limits.Reserve(),
+		"listeners", 1+len(cfg.Listen))
+	connMetrics := server.NewConnMetrics(reg)
+	// Interceptors: authenticate and authorise, shed what is over a limit (Health never is),
+	// count evaluations, and recover a handler panic last.
+	shed := server.NewShedder(limits, reg, log)
+	gs := grpc.NewServer(append(limits.ServerOptions(),
 		grpc.Creds(auth.Credentials()),
 		grpc.MaxRecvMsgSize(maxRecvMsgSize(cfg)),
-		grpc.ChainUnaryInterceptor(auth.UnaryInterceptor(), inFlightInterceptor(m)),
-		grpc.ChainStreamInterceptor(auth.StreamInterceptor()),
-	)
+		grpc.ForceServerCodecV2(server.Codec()), // invalid UTF-8 reaches Evaluate: INVALID_ARGUMENT, audited
+		grpc.InTapHandle(shed.TapHandle()),
+		grpc.ChainUnaryInterceptor(auth.UnaryInterceptor(), shed.UnaryInterceptor(), inFlightInterceptor(m), server.RecoverUnary(log)),
+		grpc.ChainStreamInterceptor(auth.StreamInterceptor(), shed.StreamInterceptor(), server.RecoverStream(log)),
+	)...)
 	svc := server.NewShieldService(p, a, version)
 	svc.Identity = server.Identity
 	shieldv1.RegisterShieldServiceServer(gs, svc)
@@ -329,14 +347,14 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	lis = append(lis, ul)
+	lis = append(lis, server.LimitListener(ul, "unix", limits.MaxConnections, limits.MaxConnectionsPerPeer, connMetrics, log))
 	for _, addr := range cfg.Listen {
 		l, err := net.Listen("tcp", addr)
 		if err != nil {
 			closeAll(lis)
 			return fmt.Errorf("listen %s: %w", addr, err)
 		}
-		lis = append(lis, l)
+		lis = append(lis, server.LimitListener(l, addr, limits.MaxConnections, limits.MaxConnectionsPerPeer, connMetrics, log))
 	}
 
 	errc := make(chan error, len(lis)+1)
@@ -351,9 +369,13 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 			gs.Stop()
 			return fmt.Errorf("metrics listen %s: %w", cfg.MetricsListen, err)
 		}
+		// The metrics endpoint is loopback but open to every local user: its connections are
+		// capped too, within the reserve (server.MetricsConnections).
+		ml = server.LimitListener(ml, "metrics", server.MetricsConnections, server.MetricsConnections, connMetrics, log)
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-		ms = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		ms = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
+			WriteTimeout: 30 * time.Second, IdleTimeout: time.Minute}
 		go func() { _ = ms.Serve(ml) }()
 		log.Info("serving metrics", "addr", ml.Addr().String())
 	}
@@ -421,6 +443,47 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	}
 }
 
+// raiseNofile raises the soft RLIMIT_NOFILE to the hard limit (the Go runtime does so too on
+// Linux; this makes it explicit) and returns the limit now in force.
+func raiseNofile() (uint64, error) {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+		return 0, fmt.Errorf("getrlimit NOFILE: %w", err)
+	}
+	if rl.Cur < rl.Max {
+		want := rl
+		want.Cur = want.Max
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &want); err == nil {
+			rl = want
+		}
+	}
+	return rl.Cur, nil
+}
+
+// hardNofile is the hard RLIMIT_NOFILE: what serve raises its soft limit to (config check
+// measures the configured caps against it).
+func hardNofile() (uint64, error) {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+		return 0, fmt.Errorf("getrlimit NOFILE: %w", err)
+	}
+	return rl.Max, nil
+}
+
+// fitLimits raises RLIMIT_NOFILE and sizes the connection caps below it, keeping the reserve
+// for the audit log, bundle reloads and the rest (server.Limits documents the arithmetic).
+func fitLimits(cfg *Config) (server.Limits, uint64, error) {
+	nofile, err := raiseNofile()
+	if err != nil {
+		return server.Limits{}, 0, err
+	}
+	l, err := cfg.Limits.Fit(nofile, 1+len(cfg.Listen))
+	if err != nil {
+		return l, nofile, fmt.Errorf("limits: %w", err)
+	}
+	return l, nofile, nil
+}
+
 func maxRecvMsgSize(cfg *Config) int {
 	n := cfg.Pipeline.MaxArgumentBytes
 	if n == 0 {
@@ -431,6 +494,9 @@ func maxRecvMsgSize(cfg *Config) int {
 
 func inFlightInterceptor(m *shield.Metrics) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		if info.FullMethod != shieldv1.ShieldService_Evaluate_FullMethodName {
+			return h(ctx, req)
+		}
 		m.InFlight.Inc()
 		defer m.InFlight.Dec()
 		return h(ctx, req)
@@ -485,7 +551,8 @@ func openApprovals(cfg *Config, al auditLog, log *slog.Logger) (*approval.Servic
 	}
 	s, err := approval.Open(approval.Config{Path: filepath.Join(dir, "approvals.db"), Timeout: cfg.Approvals.Timeout,
 		TwoPersonClasses: cfg.Approvals.TwoPersonClasses, Recorder: approvalRecorder{al: al},
-		WebhookURL: cfg.Approvals.WebhookURL, WebhookSecret: secret, Log: log})
+		WebhookURL: cfg.Approvals.WebhookURL, WebhookSecret: secret, Log: log, Retention: cfg.Approvals.Retention,
+		Redact: audit.Redaction{Keys: cfg.Audit.RedactKeys, Values: cfg.Audit.RedactValues}})
 	if err != nil {
 		return nil, fmt.Errorf("approvals: %w", err)
 	}

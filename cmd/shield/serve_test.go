@@ -37,7 +37,11 @@ func startServe(t *testing.T, cfg *Config) (shieldv1.ShieldServiceClient, contex
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
-	go func() { errc <- serve(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil))) }()
+	done := make(chan struct{}) // closed when serve has returned, whoever reads errc
+	go func() {
+		errc <- serve(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		close(done)
+	}()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		if _, err := os.Stat(cfg.Socket); err == nil {
@@ -57,8 +61,31 @@ func startServe(t *testing.T, cfg *Config) (shieldv1.ShieldServiceClient, contex
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { conn.Close(); cancel() })
-	return shieldv1.NewShieldServiceClient(conn), cancel, errc
+	// Stop the service and wait for it, so that its files are closed before TempDir is removed.
+	t.Cleanup(func() {
+		conn.Close()
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Error("serve did not return 30 s after cancel")
+		}
+	})
+	client := shieldv1.NewShieldServiceClient(conn)
+	// The socket file exists before Serve accepts: wait until Health answers.
+	for {
+		hctx, hcancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_, err := client.Health(hctx, &shieldv1.HealthRequest{})
+		hcancel()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("service never answered Health: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return client, cancel, errc
 }
 
 func TestServeEvaluateOverUnixSocket(t *testing.T) {
@@ -236,5 +263,28 @@ func TestServeWithJudge(t *testing.T) {
 				t.Errorf("verdict %v, want %s from tier %d", v, tc.want, tc.tier)
 			}
 		})
+	}
+}
+
+// TestServeRefusesOpenStateDir: a state directory its group or others may write is refused at
+// start, the same rule config check applies.
+func TestServeRefusesOpenStateDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o770); err != nil {
+		t.Fatal(err)
+	}
+	cfg := &Config{StateDir: dir}
+	cfg.withDefaults()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := serve(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err == nil || !strings.Contains(err.Error(), "writable by group or others") {
+		t.Fatalf("serve with a 0770 state dir: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "audit")); err == nil {
+		t.Error("serve created the audit trail in a state dir it refused")
 	}
 }

@@ -1,12 +1,20 @@
 package exec
 
 import (
+	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
+	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -60,5 +68,84 @@ func TestPublicAddr(t *testing.T) {
 		if got := publicAddr(netip.MustParseAddr(addr)); got != want {
 			t.Errorf("publicAddr(%s) = %v, want %v", addr, got, want)
 		}
+	}
+}
+
+// The agent sees which host failed and why in general terms, never an address a name resolved
+// to, a resolver's or a peer's address; the operator's log has them.
+func TestFetcherErrorsAreAgentSafe(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://10.1.2.3:8080/internal", http.StatusFound)
+	}))
+	defer srv.Close()
+	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closedPort := closed.URL[strings.LastIndex(closed.URL, ":")+1:]
+	closed.Close()
+
+	var logBuf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logBuf, nil))
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name    string
+		f       *Fetcher
+		url     string
+		kind    error
+		logHas  string
+		leakers []string
+	}{
+		{name: "allowed name resolving to loopback", f: &Fetcher{Allow: []string{"localhost"}, Log: log},
+			url: "http://localhost:" + port + "/", kind: ErrEgress, logHas: "127.0.0.1", leakers: []string{"127.0.0.1", "::1"}},
+		{name: "redirect to an internal address", f: &Fetcher{Allow: []string{"localhost"}, Log: log, addrOK: loopbackOnly},
+			url: "http://localhost:" + port + "/", kind: ErrEgress, logHas: "10.1.2.3", leakers: []string{"10.1.2.3", "127.0.0.1", "::1"}},
+		{name: "connection refused", f: &Fetcher{Allow: []string{"localhost"}, Log: log, addrOK: loopbackOnly},
+			url: "http://localhost:" + closedPort + "/", kind: ErrFetch, logHas: "refused", leakers: []string{"127.0.0.1", "::1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			logBuf.Reset()
+			_, _, _, err := tc.f.Get(ctx, tc.url)
+			if !errors.Is(err, tc.kind) {
+				t.Fatalf("error %v, want %v", err, tc.kind)
+			}
+			for _, l := range tc.leakers {
+				if strings.Contains(err.Error(), l) {
+					t.Errorf("the agent's error %q reveals %s", err, l)
+				}
+			}
+			if !strings.Contains(err.Error(), `"localhost"`) {
+				t.Errorf("the agent's error %q does not name the host it asked for", err)
+			}
+			if !strings.Contains(logBuf.String(), tc.logHas) {
+				t.Errorf("the operator's log lacks %q:\n%s", tc.logHas, logBuf.String())
+			}
+		})
+	}
+}
+
+func loopbackOnly(a netip.Addr) bool { return a.IsLoopback() }
+
+// Errors the tests cannot cause over 127.0.0.1 alone (DNS, timeouts, TLS) are mapped too.
+func TestAgentSafe(t *testing.T) {
+	urlErr := func(err error) error { return &url.Error{Op: "Get", URL: "http://10.9.9.9/", Err: err} }
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"dns", urlErr(&net.DNSError{Err: "no such host", Name: "api.example.com", Server: "10.0.0.2:53", IsNotFound: true}), `fetch failed: could not resolve "api.example.com"`},
+		{"timeout", urlErr(&net.OpError{Op: "dial", Net: "tcp", Addr: &net.TCPAddr{IP: net.IPv4(10, 9, 9, 9), Port: 443}, Err: os.ErrDeadlineExceeded}), `fetch failed: request to "api.example.com" timed out`},
+		{"deadline", urlErr(context.DeadlineExceeded), `fetch failed: request to "api.example.com" timed out`},
+		{"tls", urlErr(&tls.CertificateVerificationError{Err: x509.HostnameError{Host: "10.9.9.9", Certificate: &x509.Certificate{}}}), `fetch failed: TLS certificate of "api.example.com" not accepted`},
+		{"other", urlErr(&net.OpError{Op: "read", Net: "tcp", Addr: &net.TCPAddr{IP: net.IPv4(10, 9, 9, 9), Port: 443}, Err: syscall.ECONNRESET}), `fetch failed: request to "api.example.com" failed`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := agentSafe(tc.err, "api.example.com")
+			if got.Error() != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+			if !errors.Is(got, ErrFetch) || strings.Contains(got.Error(), "10.") {
+				t.Errorf("%q: wrong kind or leaks an address", got)
+			}
+		})
 	}
 }

@@ -1,12 +1,14 @@
 // Package approval is Tier 3 of the decision pipeline: human approval. A call that tiers 0–2
 // left at ESCALATE becomes a pending approval, stored so it survives restarts, holding the full
-// call, each tier's reasons and the requester. A person approves or denies it; an approval is
-// bound to the exact action hash and session, single-use and expiring, and the agent, session or
-// caller that asked can never approve its own request. A request nobody answers in time is denied.
-// The runtime re-submits the call after approval; the tier then consumes the approval and allows
+// call (arguments redacted), each tier's reasons and the requester. A person approves or denies
+// it; an approval is bound to the exact action hash, the session and the requesting identity
+// (the authenticated caller), single-use and expiring, and the agent, session or caller that
+// asked can never approve its own request. A request nobody answers in time is denied. The
+// runtime re-submits the call after approval; the tier then consumes the approval and allows
 // that one call (or, under a scoped grant, allows the same call in that session until the grant
-// ends). A denial (or a time-out) blocks the same call in the same session from then on; another
-// session asks again.
+// ends). A denial (or a time-out) blocks the same call in the same session by the same caller
+// from then on; another session or caller asks again. Resolved requests are pruned after the
+// configured retention (the audit trail keeps them).
 //
 // approval imports shield (it implements shield.Tier); shield/server and cmd/shield use it.
 package approval
@@ -25,12 +27,15 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/shieldsec/shield/audit"
 	"github.com/shieldsec/shield/shield"
 )
 
@@ -51,11 +56,18 @@ const MaxGrant = 24 * time.Hour
 
 // Approval is one request for a human decision.
 type Approval struct {
-	ID          string            `json:"id"`
-	ActionHash  string            `json:"action_hash"`
-	Tool        string            `json:"tool"`
-	ActionClass string            `json:"action_class"`
-	Arguments   json.RawMessage   `json:"arguments"`
+	ID          string `json:"id"`
+	ActionHash  string `json:"action_hash"`
+	Tool        string `json:"tool"`
+	ActionClass string `json:"action_class"`
+	// Arguments are the call's arguments redacted as in a decision record (audit.Redactor):
+	// the store, the audit trail, the API and the webhook never see the secrets in them.
+	Arguments json.RawMessage `json:"arguments"`
+	// ArgsHash is the hex SHA-256 of the original arguments' RFC 8785 form (a decision
+	// record's args_hash); Redacted lists the JSON pointers of the replaced values.
+	ArgsHash    string            `json:"args_hash,omitempty"`
+	Redacted    []string          `json:"redacted,omitempty"`
+	ArgsInvalid bool              `json:"args_invalid,omitempty"`
 	SessionID   string            `json:"session_id"`
 	AgentID     string            `json:"agent_id"`
 	Caller      string            `json:"caller"`
@@ -94,11 +106,19 @@ type Config struct {
 	// TwoPersonClasses are action classes that need two distinct approvers.
 	TwoPersonClasses []string
 	Recorder         Recorder
+	// Retention is how long a resolved request (denied, used or expired) stays in the store
+	// after its resolution; the sweeper prunes it then (the audit trail keeps its records).
+	// Default 30 days; negative keeps every request. A pruned denial no longer blocks the call:
+	// it asks again.
+	Retention time.Duration
 	// WebhookURL receives an HMAC-SHA256-signed JSON notification for each new request
 	// (header X-Shield-Signature: sha256=<hex of HMAC(secret, body)>). Optional.
 	WebhookURL    string
 	WebhookSecret []byte
-	Log           *slog.Logger
+	// Redact configures the redaction of call arguments before a request is stored; pass the
+	// audit log's (audit.Config.Redact). The zero value redacts with the built-in patterns.
+	Redact audit.Redaction
+	Log    *slog.Logger
 }
 
 // Errors of Resolve and Await.
@@ -114,6 +134,7 @@ var (
 type Service struct {
 	cfg  Config
 	db   *bolt.DB
+	red  *audit.Redactor
 	now  func() time.Time
 	http *http.Client
 
@@ -124,14 +145,22 @@ type Service struct {
 	closeOnce sync.Once
 }
 
-// Buckets: approvals by id (JSON), and two indexes kept in the same transactions so that
-// evaluating a call and sweeping expiries do not scan the whole history:
-//   - byCall: action hash, 0, session, 0, created (8 bytes big-endian ns), id → empty
-//   - open:   id → empty, for pending and approved requests (those that can still change by time)
+// DefaultRetention is the default Config.Retention.
+const DefaultRetention = 30 * 24 * time.Hour
+
+// Buckets: approvals by id (JSON), and indexes kept in the same transactions so that
+// evaluating a call, sweeping expiries, listing a page and watching do not read the history:
+//   - byCall:    action hash, 0, session, 0, created (8 bytes big-endian ns), id → empty
+//   - open:      id → empty, for pending and approved requests (those that can still change by time)
+//   - byCreated: created (8 bytes big-endian ns), id → state
 var (
-	bucket       = []byte("approvals")
-	byCallBucket = []byte("by_call")
-	openBucket   = []byte("open")
+	bucket          = []byte("approvals")
+	byCallBucket    = []byte("by_call")
+	openBucket      = []byte("open")
+	byCreatedBucket = []byte("by_created")
+	metaBucket      = []byte("meta")
+	// redactedKey in metaBucket marks a store whose requests are all redacted.
+	redactedKey = []byte("redacted_v1")
 )
 
 func callPrefix(hash, session string) []byte {
@@ -149,8 +178,8 @@ func initBuckets(tx *bolt.Tx) error {
 	if _, err := tx.CreateBucketIfNotExists(bucket); err != nil {
 		return err
 	}
-	build := tx.Bucket(byCallBucket) == nil || tx.Bucket(openBucket) == nil
-	for _, b := range [][]byte{byCallBucket, openBucket} {
+	build := tx.Bucket(byCallBucket) == nil || tx.Bucket(openBucket) == nil || tx.Bucket(byCreatedBucket) == nil
+	for _, b := range [][]byte{byCallBucket, openBucket, byCreatedBucket} {
 		if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 			return err
 		}
@@ -178,6 +207,9 @@ func Open(cfg Config) (*Service, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 15 * time.Minute
 	}
+	if cfg.Retention == 0 {
+		cfg.Retention = DefaultRetention
+	}
 	if cfg.WebhookURL != "" {
 		u, err := url.Parse(cfg.WebhookURL)
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
@@ -190,6 +222,10 @@ func Open(cfg Config) (*Service, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
+	red, err := audit.NewRedactor(cfg.Redact)
+	if err != nil {
+		return nil, fmt.Errorf("approval: %w", err)
+	}
 	db, err := bolt.Open(cfg.Path, 0o600, &bolt.Options{Timeout: 2 * time.Second})
 	if err != nil {
 		return nil, fmt.Errorf("open approval store: %w", err)
@@ -198,7 +234,17 @@ func Open(cfg Config) (*Service, error) {
 		db.Close()
 		return nil, err
 	}
-	s := &Service{cfg: cfg, db: db, now: time.Now, http: &http.Client{Timeout: 5 * time.Second,
+	rewritten := 0
+	if err := db.Update(func(tx *bolt.Tx) (err error) { rewritten, err = redactStored(tx, red); return err }); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("approval: redact stored requests: %w", err)
+	}
+	if rewritten > 0 {
+		if db, err = compactStore(db, cfg.Path); err != nil {
+			return nil, fmt.Errorf("approval: compact the store after redaction: %w", err)
+		}
+	}
+	s := &Service{cfg: cfg, db: db, red: red, now: time.Now, http: &http.Client{Timeout: 5 * time.Second,
 		// The signed body goes to the configured URL only.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		changed: make(chan struct{}), done: make(chan struct{})}
@@ -240,6 +286,80 @@ func (s *Service) record(ctx context.Context, typ string, a *Approval) {
 	}
 }
 
+// redactArgs replaces a.Arguments (as received) by their redacted form.
+func redactArgs(red *audit.Redactor, a *Approval) error {
+	if len(a.Arguments) == 0 {
+		return nil
+	}
+	r, err := red.Arguments(a.Arguments)
+	if err != nil {
+		return fmt.Errorf("redact arguments: %w", err)
+	}
+	a.Arguments, a.ArgsHash, a.Redacted, a.ArgsInvalid = r.Arguments, r.Hash, r.Paths, r.Invalid
+	return nil
+}
+
+// redactStored redacts, once, the requests of a store written before arguments were redacted,
+// and reports how many it rewrote.
+func redactStored(tx *bolt.Tx, red *audit.Redactor) (int, error) {
+	meta, err := tx.CreateBucketIfNotExists(metaBucket)
+	if err != nil {
+		return 0, err
+	}
+	if meta.Get(redactedKey) != nil {
+		return 0, nil
+	}
+	as, err := all(tx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, a := range as {
+		if a.ArgsHash != "" || len(a.Arguments) == 0 {
+			continue
+		}
+		if err := redactArgs(red, a); err != nil {
+			return 0, fmt.Errorf("approval %s: %w", a.ID, err)
+		}
+		if err := put(tx, a); err != nil {
+			return 0, err
+		}
+		n++
+	}
+	return n, meta.Put(redactedKey, []byte{1})
+}
+
+// compactStore rewrites the store into a fresh file, so that the pages the redaction freed
+// (which still hold the unredacted arguments) are not kept, and reopens it. db is closed.
+func compactStore(db *bolt.DB, path string) (*bolt.DB, error) {
+	tmp := path + ".compact"
+	os.Remove(tmp)
+	dst, err := bolt.Open(tmp, 0o600, &bolt.Options{Timeout: 2 * time.Second})
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	err = bolt.Compact(dst, db, 4<<20)
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return nil, err
+	}
+	if d, err := os.Open(filepath.Dir(path)); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second})
+}
+
 func put(tx *bolt.Tx, a *Approval) error {
 	b, err := json.Marshal(a)
 	if err != nil {
@@ -251,10 +371,31 @@ func put(tx *bolt.Tx, a *Approval) error {
 	if err := tx.Bucket(byCallBucket).Put(callKey(a), nil); err != nil {
 		return err
 	}
+	if err := tx.Bucket(byCreatedBucket).Put(createdKey(a.Created, a.ID), []byte(a.State)); err != nil {
+		return err
+	}
 	if a.State == Pending || a.State == Approved {
 		return tx.Bucket(openBucket).Put([]byte(a.ID), nil)
 	}
 	return tx.Bucket(openBucket).Delete([]byte(a.ID))
+}
+
+func createdKey(created time.Time, id string) []byte {
+	k := binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(id)), uint64(created.UnixNano()))
+	return append(k, id...)
+}
+
+// remove deletes a request and its index entries.
+func remove(tx *bolt.Tx, a *Approval) error {
+	for _, d := range []struct {
+		b []byte
+		k []byte
+	}{{bucket, []byte(a.ID)}, {byCallBucket, callKey(a)}, {openBucket, []byte(a.ID)}, {byCreatedBucket, createdKey(a.Created, a.ID)}} {
+		if err := tx.Bucket(d.b).Delete(d.k); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // forCall returns the requests for one action in one session, oldest first.
@@ -325,32 +466,25 @@ func (s *Service) Get(id string) (*Approval, error) {
 	return a, err
 }
 
-// List returns approvals, oldest first; pendingOnly filters.
-func (s *Service) List(pendingOnly bool) ([]*Approval, error) {
-	var out []*Approval
-	err := s.db.View(func(tx *bolt.Tx) error {
-		as, err := all(tx)
-		for _, a := range as {
-			if !pendingOnly || a.State == Pending {
-				out = append(out, a)
-			}
-		}
-		return err
-	})
-	return out, err
-}
-
-// sweep denies pending approvals whose time ran out.
+// sweep denies pending approvals whose time ran out and, once a minute, prunes resolved ones
+// past the retention.
 func (s *Service) sweep() {
 	defer s.wg.Done()
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
+	var pruned time.Time
 	for {
 		select {
 		case <-s.done:
 			return
 		case <-t.C:
 			s.expire()
+			if now := s.now(); now.Sub(pruned) >= time.Minute {
+				pruned = now
+				if _, err := s.prune(); err != nil {
+					s.cfg.Log.Error("approval pruning", "error", err.Error())
+				}
+			}
 		}
 	}
 }
@@ -506,29 +640,50 @@ func (s *Service) Await(ctx context.Context, id string) (*Approval, error) {
 
 // Watch sends the pending approvals, then every approval that is created or changes state, until
 // ctx ends.
+// It reads the state index on each change and only the requests that changed.
 func (s *Service) Watch(ctx context.Context, fn func(*Approval) error) error {
 	seen := map[string]State{}
-	as, err := s.List(false)
-	if err != nil {
-		return err
-	}
-	for _, a := range as {
-		if a.State != Pending {
-			seen[a.ID] = a.State
-		}
-	}
+	first := true
 	for {
 		ch := s.changes()
-		as, err := s.List(false)
+		var changed []*Approval
+		err := s.db.View(func(tx *bolt.Tx) error {
+			now := map[string]State{}
+			err := tx.Bucket(byCreatedBucket).ForEach(func(k, v []byte) error {
+				if len(k) <= 8 {
+					return fmt.Errorf("corrupt index key %q", k)
+				}
+				id, st := string(k[8:]), State(v)
+				now[id] = st
+				if first && st != Pending {
+					seen[id] = st
+				}
+				if seen[id] == st {
+					return nil
+				}
+				a, err := get(tx, id)
+				if err != nil {
+					return err
+				}
+				changed = append(changed, a)
+				return nil
+			})
+			// Forget pruned requests.
+			for id := range seen {
+				if _, ok := now[id]; !ok {
+					delete(seen, id)
+				}
+			}
+			return err
+		})
 		if err != nil {
 			return err
 		}
-		for _, a := range as {
-			if seen[a.ID] != a.State {
-				seen[a.ID] = a.State
-				if err := fn(a); err != nil {
-					return err
-				}
+		first = false
+		for _, a := range changed {
+			seen[a.ID] = a.State
+			if err := fn(a); err != nil {
+				return err
 			}
 		}
 		select {
@@ -612,10 +767,13 @@ func (t *Tier) Evaluate(ctx context.Context, in *shield.Input) (shield.Result, e
 		if err != nil {
 			return err
 		}
-		// as is oldest first: the latest request for this call in this session decides.
+		// as is oldest first: the latest request for this call in this session by this caller
+		// decides. A request belongs to the authenticated identity that asked: another caller
+		// using the same session id neither consumes its approval nor meets its denial, and gets
+		// a request of its own.
 		var pending, denied *Approval
 		for _, a := range as {
-			if a.ActionHash != in.ActionHash || a.SessionID != in.Call.Context.SessionID {
+			if a.ActionHash != in.ActionHash || a.SessionID != in.Call.Context.SessionID || a.Caller != in.Call.Context.Caller {
 				continue
 			}
 			switch {
@@ -665,6 +823,10 @@ func (t *Tier) Evaluate(ctx context.Context, in *shield.Input) (shield.Result, e
 		}
 		if slices.Contains(s.cfg.TwoPersonClasses, a.ActionClass) {
 			a.NeedApprovers = 2
+		}
+		// Before anything keeps or shows the request: store, audit record, webhook, API.
+		if err := redactArgs(s.red, a); err != nil {
+			return err
 		}
 		created = a
 		res = shield.Result{EscalationID: a.ID, Findings: []shield.Finding{{Decision: shield.Escalate, Rule: "approval:requested",

@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/shieldsec/shield/audit"
 	"github.com/shieldsec/shield/shield"
 	"github.com/shieldsec/shield/shield/normalize"
 )
@@ -277,7 +278,8 @@ func TestApprovalScopedGrantAndExpiredGrant(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &Approval{ID: id, ActionHash: "g", Tool: "Bash", ActionClass: "exec", Arguments: i.Call.Arguments,
+	argsHash, _ := audit.ArgsHash(i.Call.Arguments)
+	want := &Approval{ID: id, ActionHash: "g", Tool: "Bash", ActionClass: "exec", Arguments: i.Call.Arguments, ArgsHash: argsHash,
 		SessionID: "s1", AgentID: "agent-1", Caller: "uid:1000", CallID: "call-7", Labels: map[string]string{"team": "infra"},
 		Rules: []string{"cel:exec.privileged-service-change"}, Reason: "restarts a system service as root",
 		Created: now, Expires: now.Add(time.Minute), State: Approved, Approvers: []string{"uid:2000"}, Resolver: "uid:2000",
@@ -331,7 +333,7 @@ func TestApprovalIndexRebuilt(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{byCallBucket, openBucket} {
+		for _, b := range [][]byte{byCallBucket, openBucket, byCreatedBucket} {
 			if err := tx.DeleteBucket(b); err != nil {
 				return err
 			}
@@ -345,6 +347,9 @@ func TestApprovalIndexRebuilt(t *testing.T) {
 	s2 := open(t, Config{Path: path})
 	if d, id2 := eval(t, s2, in("old", "s1", "exec")); d != shield.Escalate || id2 != id {
 		t.Errorf("after rebuild: %s %q, want the pending %q", d, id2, id)
+	}
+	if page, _, err := s2.ListPage(ListOptions{PendingOnly: true}); err != nil || len(page) != 1 || page[0].ID != id {
+		t.Errorf("list after rebuild: %v %v", page, err)
 	}
 }
 

@@ -3,10 +3,13 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	shieldv1 "github.com/shieldsec/shield/proto/shield/v1"
@@ -19,14 +22,38 @@ type ApprovalService struct {
 	s *approval.Service
 	// identity returns the authenticated caller of a request ("" when unknown).
 	identity func(context.Context) string
+	// roles returns the caller's roles (Roles: those the auth interceptor found).
+	roles func(context.Context) []string
 }
 
 var _ shieldv1.ApprovalServiceServer = (*ApprovalService)(nil)
 
-// NewApprovalService returns the adapter; identity names the resolver of Resolve calls.
+// NewApprovalService returns the adapter; identity names the resolver of Resolve calls and the
+// requester of Get and AwaitDecision calls.
 func NewApprovalService(s *approval.Service, identity func(context.Context) string) *ApprovalService {
-	return &ApprovalService{s: s, identity: identity}
+	return &ApprovalService{s: s, identity: identity, roles: Roles}
 }
+
+// visible reports whether the caller may see request x: approvers and admins see every
+// request, anyone else only its own (the identity that asked). An invisible request is
+// NOT_FOUND, as an unknown id is, so that ids are no oracle.
+func (a *ApprovalService) visible(ctx context.Context, x *approval.Approval) bool {
+	if a.roles != nil {
+		for _, r := range a.roles(ctx) {
+			if r == RoleApprover || r == RoleAdmin {
+				return true
+			}
+		}
+	}
+	who := ""
+	if a.identity != nil {
+		who = a.identity(ctx)
+	}
+	return who != "" && who == x.Caller
+}
+
+// errNotVisible is what a caller who may not see a request gets: the same as for no request.
+var errNotVisible = status.Error(codes.NotFound, approval.ErrNotFound.Error())
 
 // approvalError maps the service's errors to status codes.
 func approvalError(err error) error {
@@ -35,6 +62,8 @@ func approvalError(err error) error {
 		return nil
 	case errors.Is(err, approval.ErrNotFound):
 		return status.Error(codes.NotFound, err.Error())
+	case errors.Is(err, approval.ErrBadPageToken):
+		return status.Error(codes.InvalidArgument, err.Error())
 	case errors.Is(err, approval.ErrNotPending):
 		return status.Error(codes.FailedPrecondition, err.Error())
 	case errors.Is(err, approval.ErrSelfApproval), errors.Is(err, approval.ErrSameApprover):
@@ -47,10 +76,38 @@ func approvalError(err error) error {
 	return status.Error(codes.Internal, "approval store error")
 }
 
+// Bounds of list views: every response but Get carries at most previewBytes of arguments, and
+// a ListPending page holds about maxPageBytes (at least one request).
+const (
+	previewBytes = 1024
+	maxPageBytes = 1 << 20
+)
+
+// argumentsPreview cuts args to about n bytes (at a UTF-8 boundary) and appends a marker.
+func argumentsPreview(args string, n int) (string, bool) {
+	if len(args) <= n {
+		return args, false
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(args[cut]) {
+		cut--
+	}
+	return args[:cut] + fmt.Sprintf("…[truncated: %d of %d bytes; Get shows them all]", cut, len(args)), true
+}
+
+// approvalPreview is the list view of a request: arguments cut to a preview.
+func approvalPreview(a *approval.Approval) *shieldv1.Approval {
+	p := approvalToProto(a)
+	p.ArgumentsJson, p.ArgumentsTruncated = argumentsPreview(p.ArgumentsJson, previewBytes)
+	return p
+}
+
+// approvalToProto is the full view of a request (Get).
 func approvalToProto(a *approval.Approval) *shieldv1.Approval {
 	p := &shieldv1.Approval{
 		Id: a.ID, State: string(a.State), ActionHash: a.ActionHash, Tool: a.Tool, ActionClass: a.ActionClass,
-		ArgumentsJson: string(a.Arguments), SessionId: a.SessionID, AgentId: a.AgentID, Caller: a.Caller,
+		ArgumentsJson: string(a.Arguments), ArgumentsBytes: int64(len(a.Arguments)), ArgsHash: a.ArgsHash, Redacted: a.Redacted,
+		SessionId: a.SessionID, AgentId: a.AgentID, Caller: a.Caller,
 		Rules: a.Rules, Reason: a.Reason, Created: timestamppb.New(a.Created), Expires: timestamppb.New(a.Expires),
 		Approvers: a.Approvers, Resolver: a.Resolver, Comment: a.Comment, NeedApprovers: int32(a.NeedApprovers),
 		CallId: a.CallID, Cwd: a.Cwd, Labels: a.Labels, Runtime: a.Runtime,
@@ -64,16 +121,28 @@ func approvalToProto(a *approval.Approval) *shieldv1.Approval {
 	return p
 }
 
-// ListPending implements shieldv1.ApprovalServiceServer.
-func (a *ApprovalService) ListPending(ctx context.Context, _ *shieldv1.ListPendingApprovalsRequest) (*shieldv1.ListPendingApprovalsResponse, error) {
-	as, err := a.s.List(true)
+// ListPending implements shieldv1.ApprovalServiceServer: one page, bounded in count and bytes.
+func (a *ApprovalService) ListPending(ctx context.Context, req *shieldv1.ListPendingApprovalsRequest) (*shieldv1.ListPendingApprovalsResponse, error) {
+	n := int(req.GetPageSize())
+	if n < 0 || n > approval.MaxPageSize {
+		return nil, status.Errorf(codes.InvalidArgument, "page_size must be in [0, %d]", approval.MaxPageSize)
+	}
+	as, next, err := a.s.ListPage(approval.ListOptions{PendingOnly: !req.GetIncludeResolved(), After: req.GetPageToken(), Limit: n})
 	if err != nil {
 		return nil, approvalError(err)
 	}
 	out := &shieldv1.ListPendingApprovalsResponse{}
-	for _, x := range as {
-		out.Approvals = append(out.Approvals, approvalToProto(x))
+	size := 0
+	for i, x := range as {
+		p := approvalPreview(x)
+		if size += proto.Size(p); size > maxPageBytes && i > 0 {
+			// The page is full: the next one starts after the last request sent.
+			next = approval.Cursor(as[i-1])
+			break
+		}
+		out.Approvals = append(out.Approvals, p)
 	}
+	out.NextPageToken = next
 	return out, nil
 }
 
@@ -82,6 +151,9 @@ func (a *ApprovalService) Get(ctx context.Context, req *shieldv1.GetApprovalRequ
 	x, err := a.s.Get(req.GetId())
 	if err != nil {
 		return nil, approvalError(err)
+	}
+	if !a.visible(ctx, x) {
+		return nil, errNotVisible
 	}
 	return approvalToProto(x), nil
 }
@@ -112,19 +184,28 @@ func (a *ApprovalService) Resolve(ctx context.Context, req *shieldv1.ResolveAppr
 	if err != nil {
 		return nil, approvalError(err)
 	}
-	return approvalToProto(x), nil
+	return approvalPreview(x), nil
 }
 
 // Watch implements shieldv1.ApprovalServiceServer.
 func (a *ApprovalService) Watch(_ *shieldv1.WatchApprovalsRequest, st shieldv1.ApprovalService_WatchServer) error {
-	return approvalError(a.s.Watch(st.Context(), func(x *approval.Approval) error { return st.Send(approvalToProto(x)) }))
+	return approvalError(a.s.Watch(st.Context(), func(x *approval.Approval) error { return st.Send(approvalPreview(x)) }))
 }
 
 // AwaitDecision implements shieldv1.ApprovalServiceServer.
 func (a *ApprovalService) AwaitDecision(ctx context.Context, req *shieldv1.AwaitDecisionRequest) (*shieldv1.Approval, error) {
-	x, err := a.s.Await(ctx, req.GetId())
+	// Visibility first: a caller who may not see the request does not learn that it exists
+	// (nor, by waiting, when it is decided).
+	x, err := a.s.Get(req.GetId())
 	if err != nil {
 		return nil, approvalError(err)
 	}
-	return approvalToProto(x), nil
+	if !a.visible(ctx, x) {
+		return nil, errNotVisible
+	}
+	x, err = a.s.Await(ctx, req.GetId())
+	if err != nil {
+		return nil, approvalError(err)
+	}
+	return approvalPreview(x), nil
 }

@@ -85,7 +85,7 @@ func TestApprovalServiceOverUnixSocket(t *testing.T) {
 		t.Errorf("get unknown: %v", err)
 	}
 
-	short, cancel := context.WithTimeout(approvalAs("uid:0"), 200*time.Millisecond)
+	short, cancel := context.WithTimeout(approvalAs("uid:1000"), 200*time.Millisecond)
 	defer cancel()
 	if _, err := c.AwaitDecision(short, &shieldv1.AwaitDecisionRequest{Id: id}); status.Code(err) != codes.DeadlineExceeded {
 		t.Errorf("await before a decision: %v, want DeadlineExceeded", err)

@@ -39,7 +39,9 @@ const (
 	auditMaxPage      = 1000
 	auditFilterMaxLen = 4096
 	auditCELCostLimit = 100_000
-	auditTailPage     = 1000
+	// auditTailPage records are read at a time by Tail and released as they are sent: with the
+	// stream cap and the send timeout this bounds what unread Tail streams hold.
+	auditTailPage = 32
 )
 
 // auditBadRequest is a client mistake: INVALID_ARGUMENT with its message.
@@ -198,7 +200,8 @@ func (s *AuditService) Tail(req *shieldv1.TailAuditRequest, stream shieldv1.Audi
 		if err != nil {
 			return auditStatus(err)
 		}
-		for _, r := range res.Records {
+		for i, r := range res.Records {
+			res.Records[i] = nil
 			if err := stream.Send(auditRecordToProto(r)); err != nil {
 				return err
 			}

@@ -67,11 +67,12 @@ func TestAuditServiceQuery(t *testing.T) {
 		req  *shieldv1.QueryAuditRequest
 		want []uint64
 	}{
-		{"rule", &shieldv1.QueryAuditRequest{Rule: "cel:destructive.rm-root"}, []uint64{8}},
-		{"decision lower case", &shieldv1.QueryAuditRequest{Decision: "block"}, []uint64{8}},
-		{"tier and session", &shieldv1.QueryAuditRequest{Tier: proto.Int32(1), SessionId: "s2", PageSize: 2}, []uint64{1, 3}},
-		{"checkpoints", &shieldv1.QueryAuditRequest{Types: []string{"checkpoint"}}, []uint64{5, 11}},
-		{"cel filter", &shieldv1.QueryAuditRequest{Filter: `record.type == "decision" && record.seq > 10 && record.payload.tier == 1`}, []uint64{13}},
+		// Each decision i is record 2i, followed by its commit's checkpoint record.
+		{"rule", &shieldv1.QueryAuditRequest{Rule: "cel:destructive.rm-root"}, []uint64{14}},
+		{"decision lower case", &shieldv1.QueryAuditRequest{Decision: "block"}, []uint64{14}},
+		{"tier and session", &shieldv1.QueryAuditRequest{Tier: proto.Int32(1), SessionId: "s2", PageSize: 2}, []uint64{2, 6}},
+		{"checkpoints", &shieldv1.QueryAuditRequest{Types: []string{"checkpoint"}, PageSize: 3}, []uint64{1, 3, 5}},
+		{"cel filter", &shieldv1.QueryAuditRequest{Filter: `record.type == "decision" && record.seq > 10 && record.payload.tier == 1`}, []uint64{14, 18, 22}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -105,7 +106,7 @@ func TestAuditServiceQuery(t *testing.T) {
 		}
 		req.PageToken = res.NextPageToken
 	}
-	if len(got) != 12 || got[0] != 13 || got[11] != 0 {
+	if len(got) != 12 || got[0] != 22 || got[11] != 0 {
 		t.Fatalf("paged newest first: %v", got)
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"strconv"
 	"strings"
 
-	"golang.org/x/sys/unix"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -60,7 +59,9 @@ type AuthConfig struct {
 	TLS TLSConfig `yaml:"tls"`
 	// CertRoles maps a client-certificate identity to its roles.
 	CertRoles map[string][]string `yaml:"cert_roles"`
-	// Dev lets every caller act with every role (development and tests only; loud at start).
+	// Dev lets every TCP caller act as admin, unauthenticated (development and tests only; loud
+	// at start). Unix-socket peers keep the roles of UnixRoles: dev mode does not make every
+	// local user an admin.
 	Dev bool `yaml:"-"`
 }
 
@@ -110,6 +111,9 @@ func NewAuth(cfg AuthConfig) (*Auth, error) {
 		if t.CertFile == "" || t.KeyFile == "" {
 			return nil, errors.New("auth.tls: cert_file and key_file go together")
 		}
+		if err := CheckSecretFile(t.KeyFile); err != nil {
+			return nil, fmt.Errorf("auth.tls.key_file: %w", err)
+		}
 		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
 		if err != nil {
 			return nil, fmt.Errorf("auth.tls: %w", err)
@@ -149,13 +153,26 @@ func checkRoles(roles []string) error {
 	return nil
 }
 
-func (a *Auth) loadTokens(path string) error {
+// CheckSecretFile checks the mode of a file holding secrets (the tokens file, a TLS key): it may be
+// readable by its group (0640 root:shield, so the service's group can read it) but not writable
+// by it, and others may have no access at all. serve and `shield config check` apply this rule.
+func CheckSecretFile(path string) error {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return fmt.Errorf("auth tokens file: %w", err)
+		return err
 	}
-	if fi.Mode().Perm()&0o077 != 0 {
-		return fmt.Errorf("auth tokens file %s is readable by others (mode %o): chmod 600 it", path, fi.Mode().Perm())
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file", path)
+	}
+	if perm := fi.Mode().Perm(); perm&0o027 != 0 {
+		return fmt.Errorf("%s has mode %04o: group-writable or accessible to others; chmod 0640 (or 0600) it", path, perm)
+	}
+	return nil
+}
+
+func (a *Auth) loadTokens(path string) error {
+	if err := CheckSecretFile(path); err != nil {
+		return fmt.Errorf("auth tokens file: %w", err)
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -220,24 +237,16 @@ type peerCreds struct {
 func PeerCredentials() credentials.TransportCredentials { return peerCreds{} }
 
 func (p peerCreds) ServerHandshake(c net.Conn) (net.Conn, credentials.AuthInfo, error) {
-	uc, ok := c.(*net.UnixConn)
+	uc, ok := unwrapConn(c).(*net.UnixConn)
 	if !ok {
 		if p.tcp != nil {
 			return p.tcp.ServerHandshake(c)
 		}
 		return c, nil, nil
 	}
-	raw, err := uc.SyscallConn()
+	cred, err := peerUcred(uc)
 	if err != nil {
-		return nil, nil, err
-	}
-	var cred *unix.Ucred
-	var cerr error
-	if err := raw.Control(func(fd uintptr) { cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) }); err != nil {
-		return nil, nil, err
-	}
-	if cerr != nil {
-		return nil, nil, fmt.Errorf("SO_PEERCRED: %w", cerr)
+		return nil, nil, fmt.Errorf("SO_PEERCRED: %w", err)
 	}
 	return c, PeerCred{CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.PrivacyAndIntegrity},
 		UID: cred.Uid, GID: cred.Gid, PID: cred.Pid}, nil
@@ -260,10 +269,16 @@ type identity struct {
 
 // authenticate names the caller and its roles, or returns "" when it is anonymous.
 func (a *Auth) authenticate(ctx context.Context) identity {
-	if a.cfg.Dev {
+	p, ok := peer.FromContext(ctx)
+	unixPeer := false
+	if ok {
+		_, unixPeer = p.AuthInfo.(PeerCred)
+		unixPeer = unixPeer || (p.Addr != nil && p.Addr.Network() == "unix")
+	}
+	if a.cfg.Dev && !unixPeer {
 		return identity{name: "dev", roles: []string{RoleAdmin}}
 	}
-	if p, ok := peer.FromContext(ctx); ok {
+	if ok {
 		if pc, ok := p.AuthInfo.(PeerCred); ok {
 			roles := append([]string(nil), a.cfg.UnixRoles[strconv.FormatUint(uint64(pc.UID), 10)]...)
 			roles = append(roles, a.cfg.UnixRoles["gid:"+strconv.FormatUint(uint64(pc.GID), 10)]...)
@@ -329,7 +344,7 @@ func (a *Auth) UnaryInterceptor() grpc.UnaryServerInterceptor {
 		if err := authorize(id, info.FullMethod); err != nil {
 			return nil, err
 		}
-		return h(context.WithValue(ctx, identityKey{}, id.name), req)
+		return h(context.WithValue(ctx, identityKey{}, id), req)
 	}
 }
 
@@ -340,7 +355,7 @@ func (a *Auth) StreamInterceptor() grpc.StreamServerInterceptor {
 		if err := authorize(id, info.FullMethod); err != nil {
 			return err
 		}
-		return h(srv, &identityStream{ServerStream: ss, ctx: context.WithValue(ss.Context(), identityKey{}, id.name)})
+		return h(srv, &identityStream{ServerStream: ss, ctx: context.WithValue(ss.Context(), identityKey{}, id)})
 	}
 }
 
@@ -353,8 +368,21 @@ func (s *identityStream) Context() context.Context { return s.ctx }
 
 // Identity returns the authenticated caller of a request ("" when none), for the audit trail.
 func Identity(ctx context.Context) string {
-	s, _ := ctx.Value(identityKey{}).(string)
-	return s
+	id, _ := ctx.Value(identityKey{}).(identity)
+	return id.name
+}
+
+// Roles returns the roles of the authenticated caller of a request (nil when none).
+func Roles(ctx context.Context) []string {
+	id, _ := ctx.Value(identityKey{}).(identity)
+	return id.roles
+}
+
+// hasRole reports whether the authenticated caller of a request has role (admin has every
+// role). A request that did not pass the auth interceptors has none.
+func hasRole(ctx context.Context, role string) bool {
+	id, _ := ctx.Value(identityKey{}).(identity)
+	return id.name != "" && (slices.Contains(id.roles, role) || slices.Contains(id.roles, RoleAdmin))
 }
 
 // ErrInsecureTCP is returned for a TCP listener without tokens outside dev mode.

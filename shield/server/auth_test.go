@@ -47,6 +47,7 @@ func TestTokensFile(t *testing.T) {
 		p := filepath.Join(dir, "tokens")
 		os.Remove(p)
 		os.WriteFile(p, []byte(body), mode)
+		os.Chmod(p, mode) // whatever the umask
 		return p
 	}
 	for _, tc := range []struct {
@@ -54,7 +55,9 @@ func TestTokensFile(t *testing.T) {
 		mode os.FileMode
 		want string
 	}{
-		{"tok-0123456789abcdef agent rt\n", 0o644, "readable by others"},
+		{"tok-0123456789abcdef agent rt\n", 0o644, "accessible to others"},
+		{"tok-0123456789abcdef agent rt\n", 0o604, "accessible to others"},
+		{"tok-0123456789abcdef agent rt\n", 0o660, "group-writable"},
 		{"short agent rt\n", 0o600, "shorter than 16"},
 		{"tok-0123456789abcdef wizard rt\n", 0o600, "unknown role"},
 		{"tok-0123456789abcdef agent\n", 0o600, "want"},
@@ -69,6 +72,10 @@ func TestTokensFile(t *testing.T) {
 		"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 approver ops\n", 0o600)})
 	if err != nil || len(a.tokens) != 2 || !a.HasTokens() {
 		t.Fatalf("good file: %v", err)
+	}
+	// 0640 root:shield, as deploy/shield.yaml documents, is accepted: the service reads it by group.
+	if _, err := NewAuth(AuthConfig{TokensFile: write("tok-0123456789abcdef agent rt\n", 0o640)}); err != nil {
+		t.Errorf("mode 0640: %v", err)
 	}
 	if _, err := NewAuth(AuthConfig{UnixRoles: map[string][]string{"1000": {"root"}}}); err == nil {
 		t.Error("unknown unix role accepted")

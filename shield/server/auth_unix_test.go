@@ -27,16 +27,21 @@ func TestUnixPeerCredentials(t *testing.T) {
 		roles    map[string][]string
 		method   string
 		wantCode codes.Code
+		dev      bool
 	}{
-		{"agent may evaluate", map[string][]string{uid: {RoleAgent}}, "/shield.v1.ShieldService/Evaluate", codes.Unimplemented},
-		{"agent may not get status", map[string][]string{uid: {RoleAgent}}, "/shield.v1.ShieldService/GetStatus", codes.PermissionDenied},
-		{"auditor may not evaluate", map[string][]string{uid: {RoleAuditor}}, "/shield.v1.ShieldService/Evaluate", codes.PermissionDenied},
-		{"unmapped uid denied", map[string][]string{"4242": {RoleAdmin}}, "/shield.v1.ShieldService/Evaluate", codes.PermissionDenied},
-		{"health open", map[string][]string{"4242": {RoleAdmin}}, "/shield.v1.ShieldService/Health", codes.Unimplemented},
+		{"agent may evaluate", map[string][]string{uid: {RoleAgent}}, "/shield.v1.ShieldService/Evaluate", codes.Unimplemented, false},
+		{"agent may not get status", map[string][]string{uid: {RoleAgent}}, "/shield.v1.ShieldService/GetStatus", codes.PermissionDenied, false},
+		{"auditor may not evaluate", map[string][]string{uid: {RoleAuditor}}, "/shield.v1.ShieldService/Evaluate", codes.PermissionDenied, false},
+		{"unmapped uid denied", map[string][]string{"4242": {RoleAdmin}}, "/shield.v1.ShieldService/Evaluate", codes.PermissionDenied, false},
+		{"health open", map[string][]string{"4242": {RoleAdmin}}, "/shield.v1.ShieldService/Health", codes.Unimplemented, false},
+		// --dev opens TCP listeners; it does not make every local user an admin.
+		{"dev: unmapped uid still denied", map[string][]string{"4242": {RoleAdmin}}, "/shield.v1.ShieldService/Evaluate", codes.PermissionDenied, true},
+		{"dev: agent still may not get status", map[string][]string{uid: {RoleAgent}}, "/shield.v1.ShieldService/GetStatus", codes.PermissionDenied, true},
+		{"dev: mapped roles still apply", map[string][]string{uid: {RoleAgent}}, "/shield.v1.ShieldService/Evaluate", codes.Unimplemented, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			a, err := NewAuth(AuthConfig{UnixRoles: tc.roles})
+			a, err := NewAuth(AuthConfig{UnixRoles: tc.roles, Dev: tc.dev})
 			if err != nil {
 				t.Fatal(err)
 			}

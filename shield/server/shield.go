@@ -22,7 +22,9 @@ import (
 // StatusSource reports what the service knows beyond the pipeline (reloads, health). Optional
 // parts may return zero values.
 type StatusSource interface {
-	// Problems lists why the service cannot decide right now (empty when healthy).
+	// Problems lists why the service cannot decide right now (empty when healthy). Health calls
+	// it on every probe, under any load and exempt from every limit: it must not block or take a
+	// lock that evaluation holds (read atomically updated state).
 	Problems() []string
 	// Reloads returns reload counts and the last reload error.
 	Reloads() (ok, failed int64, lastErr string)
@@ -69,10 +71,18 @@ func (s *ShieldService) Evaluate(ctx context.Context, req *shieldv1.EvaluateRequ
 	var opt shield.EvalOptions
 	if req.MaxTier != nil {
 		mt := int(req.GetMaxTier())
-		if mt < 0 || mt > 3 {
+		if mt < 0 || mt > shield.TierHuman {
 			return nil, status.Errorf(codes.InvalidArgument, "max_tier %d is out of range: use 0..3 or leave it unset", mt)
 		}
-		opt.MaxTier = &mt
+		// A lower max_tier skips tiers (a partial evaluation): policy testing, for admins only.
+		// max_tier 3 skips nothing and is the same as leaving it unset.
+		if mt < shield.TierHuman {
+			if !hasRole(ctx, RoleAdmin) {
+				return nil, status.Errorf(codes.PermissionDenied,
+					"max_tier %d would skip decision tiers; only the admin role may lower max_tier: leave it unset", mt)
+			}
+			opt.MaxTier = &mt
+		}
 	}
 	opt.DryRun = req.GetDryRun()
 	v, err := s.pipeline.Evaluate(ctx, c, opt)
@@ -125,7 +135,8 @@ func DecisionToProto(d shield.Decision) shieldv1.Decision {
 	}
 }
 
-// Health reports whether the service can decide.
+// Health reports whether the service can decide. It is never shed (see Shedder) and reads only
+// the status source's atomically kept state, so it answers while evaluation is saturated.
 func (s *ShieldService) Health(ctx context.Context, _ *shieldv1.HealthRequest) (*shieldv1.HealthResponse, error) {
 	resp := &shieldv1.HealthResponse{Status: shieldv1.HealthResponse_SERVING}
 	if s.source != nil {

@@ -28,10 +28,14 @@ type Approval struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	// "pending", "approved", "denied", "used" or "expired" (granted, never used in time).
-	State         string                 `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
-	ActionHash    string                 `protobuf:"bytes,3,opt,name=action_hash,json=actionHash,proto3" json:"action_hash,omitempty"`
-	Tool          string                 `protobuf:"bytes,4,opt,name=tool,proto3" json:"tool,omitempty"`
-	ActionClass   string                 `protobuf:"bytes,5,opt,name=action_class,json=actionClass,proto3" json:"action_class,omitempty"`
+	State       string `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
+	ActionHash  string `protobuf:"bytes,3,opt,name=action_hash,json=actionHash,proto3" json:"action_hash,omitempty"`
+	Tool        string `protobuf:"bytes,4,opt,name=tool,proto3" json:"tool,omitempty"`
+	ActionClass string `protobuf:"bytes,5,opt,name=action_class,json=actionClass,proto3" json:"action_class,omitempty"`
+	// The call's arguments, redacted as in decision records (secret-looking values replaced by
+	// "[REDACTED]"). Get returns them whole; every other method returns a preview of at most
+	// 1024 bytes: when cut, arguments_truncated is set and the preview ends with a marker
+	// (so it is not valid JSON).
 	ArgumentsJson string                 `protobuf:"bytes,6,opt,name=arguments_json,json=argumentsJson,proto3" json:"arguments_json,omitempty"`
 	SessionId     string                 `protobuf:"bytes,7,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	AgentId       string                 `protobuf:"bytes,8,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
@@ -46,11 +50,19 @@ type Approval struct {
 	NeedApprovers int32                  `protobuf:"varint,17,opt,name=need_approvers,json=needApprovers,proto3" json:"need_approvers,omitempty"`
 	ResolvedAt    *timestamppb.Timestamp `protobuf:"bytes,18,opt,name=resolved_at,json=resolvedAt,proto3" json:"resolved_at,omitempty"`
 	// Set when the approval is a scoped grant: the same call in the same session is allowed until then.
-	GrantUntil    *timestamppb.Timestamp `protobuf:"bytes,19,opt,name=grant_until,json=grantUntil,proto3" json:"grant_until,omitempty"`
-	CallId        string                 `protobuf:"bytes,20,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
-	Cwd           string                 `protobuf:"bytes,21,opt,name=cwd,proto3" json:"cwd,omitempty"`
-	Labels        map[string]string      `protobuf:"bytes,22,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	Runtime       string                 `protobuf:"bytes,23,opt,name=runtime,proto3" json:"runtime,omitempty"`
+	GrantUntil *timestamppb.Timestamp `protobuf:"bytes,19,opt,name=grant_until,json=grantUntil,proto3" json:"grant_until,omitempty"`
+	CallId     string                 `protobuf:"bytes,20,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	Cwd        string                 `protobuf:"bytes,21,opt,name=cwd,proto3" json:"cwd,omitempty"`
+	Labels     map[string]string      `protobuf:"bytes,22,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Runtime    string                 `protobuf:"bytes,23,opt,name=runtime,proto3" json:"runtime,omitempty"`
+	// Set when arguments_json is a preview cut short.
+	ArgumentsTruncated bool `protobuf:"varint,24,opt,name=arguments_truncated,json=argumentsTruncated,proto3" json:"arguments_truncated,omitempty"`
+	// Size in bytes of the whole redacted arguments.
+	ArgumentsBytes int64 `protobuf:"varint,25,opt,name=arguments_bytes,json=argumentsBytes,proto3" json:"arguments_bytes,omitempty"`
+	// Hex SHA-256 of the original arguments' RFC 8785 form (as a decision record's args_hash).
+	ArgsHash string `protobuf:"bytes,26,opt,name=args_hash,json=argsHash,proto3" json:"args_hash,omitempty"`
+	// JSON pointers (RFC 6901) of the redacted values.
+	Redacted      []string `protobuf:"bytes,27,rep,name=redacted,proto3" json:"redacted,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -246,10 +258,44 @@ func (x *Approval) GetRuntime() string {
 	return ""
 }
 
+func (x *Approval) GetArgumentsTruncated() bool {
+	if x != nil {
+		return x.ArgumentsTruncated
+	}
+	return false
+}
+
+func (x *Approval) GetArgumentsBytes() int64 {
+	if x != nil {
+		return x.ArgumentsBytes
+	}
+	return 0
+}
+
+func (x *Approval) GetArgsHash() string {
+	if x != nil {
+		return x.ArgsHash
+	}
+	return ""
+}
+
+func (x *Approval) GetRedacted() []string {
+	if x != nil {
+		return x.Redacted
+	}
+	return nil
+}
+
 type ListPendingApprovalsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Requests per page: default 50, at most 500.
+	PageSize int32 `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// next_page_token of the previous page; empty for the first page.
+	PageToken string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// Also list resolved requests (kept for approvals.retention), not only pending ones.
+	IncludeResolved bool `protobuf:"varint,3,opt,name=include_resolved,json=includeResolved,proto3" json:"include_resolved,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ListPendingApprovalsRequest) Reset() {
@@ -282,9 +328,32 @@ func (*ListPendingApprovalsRequest) Descriptor() ([]byte, []int) {
 	return file_shield_v1_approval_proto_rawDescGZIP(), []int{1}
 }
 
+func (x *ListPendingApprovalsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListPendingApprovalsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+func (x *ListPendingApprovalsRequest) GetIncludeResolved() bool {
+	if x != nil {
+		return x.IncludeResolved
+	}
+	return false
+}
+
 type ListPendingApprovalsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Approvals     []*Approval            `protobuf:"bytes,1,rep,name=approvals,proto3" json:"approvals,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Approvals []*Approval            `protobuf:"bytes,1,rep,name=approvals,proto3" json:"approvals,omitempty"`
+	// Token of the next page; empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -324,6 +393,13 @@ func (x *ListPendingApprovalsResponse) GetApprovals() []*Approval {
 		return x.Approvals
 	}
 	return nil
+}
+
+func (x *ListPendingApprovalsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
 }
 
 type GetApprovalRequest struct {
@@ -524,7 +600,7 @@ var File_shield_v1_approval_proto protoreflect.FileDescriptor
 
 const file_shield_v1_approval_proto_rawDesc = "" +
 	"\n" +
-	"\x18shield/v1/approval.proto\x12\tshield.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc9\x06\n" +
+	"\x18shield/v1/approval.proto\x12\tshield.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xdc\a\n" +
 	"\bApproval\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\tR\x05state\x12\x1f\n" +
@@ -553,13 +629,22 @@ const file_shield_v1_approval_proto_rawDesc = "" +
 	"\acall_id\x18\x14 \x01(\tR\x06callId\x12\x10\n" +
 	"\x03cwd\x18\x15 \x01(\tR\x03cwd\x127\n" +
 	"\x06labels\x18\x16 \x03(\v2\x1f.shield.v1.Approval.LabelsEntryR\x06labels\x12\x18\n" +
-	"\aruntime\x18\x17 \x01(\tR\aruntime\x1a9\n" +
+	"\aruntime\x18\x17 \x01(\tR\aruntime\x12/\n" +
+	"\x13arguments_truncated\x18\x18 \x01(\bR\x12argumentsTruncated\x12'\n" +
+	"\x0farguments_bytes\x18\x19 \x01(\x03R\x0eargumentsBytes\x12\x1b\n" +
+	"\targs_hash\x18\x1a \x01(\tR\bargsHash\x12\x1a\n" +
+	"\bredacted\x18\x1b \x03(\tR\bredacted\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x1d\n" +
-	"\x1bListPendingApprovalsRequest\"Q\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x84\x01\n" +
+	"\x1bListPendingApprovalsRequest\x12\x1b\n" +
+	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x02 \x01(\tR\tpageToken\x12)\n" +
+	"\x10include_resolved\x18\x03 \x01(\bR\x0fincludeResolved\"y\n" +
 	"\x1cListPendingApprovalsResponse\x121\n" +
-	"\tapprovals\x18\x01 \x03(\v2\x13.shield.v1.ApprovalR\tapprovals\"$\n" +
+	"\tapprovals\x18\x01 \x03(\v2\x13.shield.v1.ApprovalR\tapprovals\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"$\n" +
 	"\x12GetApprovalRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"\x81\x01\n" +
 	"\x16ResolveApprovalRequest\x12\x0e\n" +

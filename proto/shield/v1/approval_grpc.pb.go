@@ -32,9 +32,12 @@ const (
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 type ApprovalServiceClient interface {
-	// ListPending lists requests waiting for a decision, oldest first.
+	// ListPending lists requests waiting for a decision (or, with include_resolved, every
+	// request still kept), oldest first, one page at a time. A page holds at most page_size
+	// requests and about 1 MiB; arguments are previews (see Approval.arguments_json).
 	ListPending(ctx context.Context, in *ListPendingApprovalsRequest, opts ...grpc.CallOption) (*ListPendingApprovalsResponse, error)
-	// Get returns one request, whatever its state.
+	// Get returns one request, whatever its state, with its full (redacted) arguments. Only the
+	// identity that asked and approvers see a request; for anyone else it is NOT_FOUND.
 	Get(ctx context.Context, in *GetApprovalRequest, opts ...grpc.CallOption) (*Approval, error)
 	// Resolve approves or denies a pending request as the caller's authenticated identity. The
 	// identity that asked can never approve its own request.
@@ -42,7 +45,8 @@ type ApprovalServiceClient interface {
 	// Watch streams each request whenever it is created or changes state.
 	Watch(ctx context.Context, in *WatchApprovalsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[Approval], error)
 	// AwaitDecision returns once the request is no longer pending (approved, denied, or timed
-	// out to denied), or when the call's deadline passes (DEADLINE_EXCEEDED).
+	// out to denied), or when the call's deadline passes (DEADLINE_EXCEEDED). Only the identity
+	// that asked and approvers may wait on a request; for anyone else it is NOT_FOUND.
 	AwaitDecision(ctx context.Context, in *AwaitDecisionRequest, opts ...grpc.CallOption) (*Approval, error)
 }
 
@@ -117,9 +121,12 @@ func (c *approvalServiceClient) AwaitDecision(ctx context.Context, in *AwaitDeci
 // All implementations must embed UnimplementedApprovalServiceServer
 // for forward compatibility.
 type ApprovalServiceServer interface {
-	// ListPending lists requests waiting for a decision, oldest first.
+	// ListPending lists requests waiting for a decision (or, with include_resolved, every
+	// request still kept), oldest first, one page at a time. A page holds at most page_size
+	// requests and about 1 MiB; arguments are previews (see Approval.arguments_json).
 	ListPending(context.Context, *ListPendingApprovalsRequest) (*ListPendingApprovalsResponse, error)
-	// Get returns one request, whatever its state.
+	// Get returns one request, whatever its state, with its full (redacted) arguments. Only the
+	// identity that asked and approvers see a request; for anyone else it is NOT_FOUND.
 	Get(context.Context, *GetApprovalRequest) (*Approval, error)
 	// Resolve approves or denies a pending request as the caller's authenticated identity. The
 	// identity that asked can never approve its own request.
@@ -127,7 +134,8 @@ type ApprovalServiceServer interface {
 	// Watch streams each request whenever it is created or changes state.
 	Watch(*WatchApprovalsRequest, grpc.ServerStreamingServer[Approval]) error
 	// AwaitDecision returns once the request is no longer pending (approved, denied, or timed
-	// out to denied), or when the call's deadline passes (DEADLINE_EXCEEDED).
+	// out to denied), or when the call's deadline passes (DEADLINE_EXCEEDED). Only the identity
+	// that asked and approvers may wait on a request; for anyone else it is NOT_FOUND.
 	AwaitDecision(context.Context, *AwaitDecisionRequest) (*Approval, error)
 	mustEmbedUnimplementedApprovalServiceServer()
 }
