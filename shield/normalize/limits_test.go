@@ -89,6 +89,13 @@ func adversarialShell() []struct{ name, cmd string } {
 		{"many_substs_900KB", "echo " + strings.Repeat("$(ls) ", 150000)},
 		{"heredocs_960KB", strings.Repeat("cat <<E\nx\nE\n", 80000)},
 		{"nested_bash_c_260KB", nestedBashC},
+		{"wide_semicolons_120KB", strings.Repeat("ls a; ", 20000)},
+		{"wide_pipes_120KB", strings.Repeat("ls a | ", 17000) + "ls"},
+		{"pipes_and_lines_120KB", strings.Repeat("ls a | ls b && ls c\n", 6000)},
+		{"many_substs_120KB", "echo " + strings.Repeat("$(ls) ", 20000)},
+		{"long_word_120KB", "echo " + strings.Repeat("A", 120<<10)},
+		{"quoted_heredoc_120KB", "cat > f <<'E'\n" + strings.Repeat("x = f(a, [b]) # 'q' \"r\" | s && t\n", 3500) + "E\n"},
+		{"deep_parens_126KB", strings.Repeat("(", 63<<10) + "ls" + strings.Repeat(")", 63<<10)},
 		{"substituted_words_72KB", "c=" + strings.Repeat("a", 60000) + "; echo " + strings.Repeat("x$c ", 3000)},
 	}
 }
