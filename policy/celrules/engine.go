@@ -355,7 +355,7 @@ var _ interpreter.Activation = (*activation)(nil)
 
 func (v *activation) Parent() interpreter.Activation { return nil }
 
-const numVars = 20
+const numVars = 24
 
 // varIndex maps a variable name to its slot in activation.cache; -1 when unknown.
 func varIndex(name string) int {
@@ -400,6 +400,14 @@ func varIndex(name string) int {
 		return 18
 	case "names":
 		return 19
+	case "effects":
+		return 20
+	case "flows":
+		return 21
+	case "unresolved":
+		return 22
+	case "unknown_programs":
+		return 23
 	}
 	return -1
 }
@@ -446,6 +454,14 @@ func (v *activation) native(i int) any {
 		return a.Strings
 	case 17:
 		return a.Truncated
+	case 20:
+		return a.Effects
+	case 21:
+		return a.Flows
+	case 22:
+		return a.Unresolved
+	case 23:
+		return a.UnknownPrograms
 	case 19:
 		names := make([]string, len(a.Commands))
 		for i := range a.Commands {

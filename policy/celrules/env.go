@@ -29,6 +29,7 @@ type Context struct {
 var Variables = []string{
 	"tool", "class", "known", "args", "cwd", "workspace", "command", "commands", "parse_error",
 	"paths", "urls", "recipients", "body", "content", "prompt", "method", "strings", "truncated", "ctx", "names",
+	"effects", "flows", "unresolved", "unknown_programs",
 }
 
 // newEnv returns a new CEL environment with the rule variables and functions (one per compile,
@@ -52,6 +53,8 @@ func envOptions() []cel.EnvOption {
 				reflect.TypeOf(normalize.Redirect{}),
 				reflect.TypeOf(normalize.Path{}),
 				reflect.TypeOf(normalize.URL{}),
+				reflect.TypeOf(normalize.Effect{}),
+				reflect.TypeOf(normalize.Flow{}),
 				reflect.TypeOf(Context{}),
 				ext.ParseStructTag("json"),
 			),
@@ -81,6 +84,11 @@ func envOptions() []cel.EnvOption {
 			// rules can test membership cheaply: sets.intersects(names, ['curl', 'wget']).
 			cel.Variable("names", strList),
 			cel.Variable("ctx", cel.ObjectType("celrules.Context")),
+			// effects: what the call would do (normalize/effects.go); flows between them.
+			cel.Variable("effects", cel.ListType(cel.ObjectType("normalize.Effect"))),
+			cel.Variable("flows", cel.ListType(cel.ObjectType("normalize.Flow"))),
+			cel.Variable("unresolved", strList),
+			cel.Variable("unknown_programs", strList),
 			cel.Function("base64_decode",
 				cel.Overload("shield_base64_decode_string", []*cel.Type{cel.StringType}, cel.StringType,
 					cel.UnaryBinding(func(v ref.Val) ref.Val {

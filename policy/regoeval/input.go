@@ -66,6 +66,22 @@ func InputValue(a *normalize.Action, call *shield.Call) (ast.Value, error) {
 			str("role", u.Role),
 		))
 	}
+	effects := ast.NewArrayWithCapacity(len(a.Effects))
+	for _, e := range a.Effects {
+		effects = effects.Append(ast.ObjectTerm(
+			str("kind", e.Kind),
+			str("target", e.Target),
+			str("program", e.Program),
+			str("detail", e.Detail),
+			boolean("in_workspace", e.InWorkspace),
+			boolean("sensitive", e.Sensitive),
+			boolean("unresolved", e.Unresolved),
+		))
+	}
+	flows := ast.NewArrayWithCapacity(len(a.Flows))
+	for _, f := range a.Flows {
+		flows = flows.Append(ast.ObjectTerm(num("from", f.From), num("to", f.To), str("via", f.Via)))
+	}
 	return ast.NewObject(
 		str("tool", a.Tool),
 		str("class", a.Class),
@@ -84,6 +100,10 @@ func InputValue(a *normalize.Action, call *shield.Call) (ast.Value, error) {
 		str("prompt", a.Prompt),
 		str("method", a.Method),
 		strs("strings", a.Strings),
+		ast.Item(key("effects"), ast.NewTerm(effects)),
+		ast.Item(key("flows"), ast.NewTerm(flows)),
+		strs("unresolved", a.Unresolved),
+		strs("unknown_programs", a.UnknownPrograms),
 		boolean("truncated", a.Truncated),
 		ast.Item(key("context"), ast.NewTerm(ctx)),
 	), nil
@@ -123,6 +143,7 @@ func init() {
 		"name", "argv", "raw", "depth", "via", "pipe", "pipe_index", "redirects", "dynamic", "sudo",
 		"background", "env", "op", "fd", "path", "clean", "role", "in_workspace", "sensitive", "kind",
 		"dotdot", "scheme", "host", "port", "query", "userinfo", "ip_class",
+		"effects", "flows", "unresolved", "unknown_programs", "target", "program", "detail", "from", "to",
 	} {
 		keyTerms[k] = ast.StringTerm(k)
 	}

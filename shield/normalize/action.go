@@ -84,6 +84,15 @@ type Action struct {
 	Method     string   `json:"method"`  // upper-cased HTTP method, "" when not a request
 	Strings    []string `json:"strings"` // every string value in the arguments, depth-first, bounded
 
+	// Effects: what the call would do (effects.go). Flows: data moving between them.
+	Effects []Effect `json:"effects"`
+	Flows   []Flow   `json:"flows"`
+	// Unresolved lists operands that matter (a program name, a path, a URL) that came from an
+	// expansion, glob or substitution that could not be resolved. Never an allow without tier 2/3.
+	Unresolved []string `json:"unresolved"`
+	// UnknownPrograms lists programs run that have no command spec: their effects are unknown.
+	UnknownPrograms []string `json:"unknown_programs"`
+
 	// Truncated is set when a bound was hit (command count, nesting depth, string count): parts of
 	// the call were not looked at. Like ParseError, a signal that must never lead to an allow.
 	Truncated bool `json:"truncated"`

@@ -164,6 +164,18 @@ func (a *Action) fillNil() {
 	if a.Strings == nil {
 		a.Strings = []string{}
 	}
+	if a.Effects == nil {
+		a.Effects = []Effect{}
+	}
+	if a.Flows == nil {
+		a.Flows = []Flow{}
+	}
+	if a.Unresolved == nil {
+		a.Unresolved = []string{}
+	}
+	if a.UnknownPrograms == nil {
+		a.UnknownPrograms = []string{}
+	}
 }
 
 func (s *state) applyEntry(e *Entry, used map[string]bool) {
