@@ -17,7 +17,7 @@ import (
 )
 
 // familyCorpusDir holds Shield's own adversarial corpus, by technique family (issue 11).
-const familyCorpusDir = "../../policies/default/testdata/corpus"
+const familyCorpusDir = "../../policies/testdata/corpus"
 
 // Bounds the corpus must keep; they describe the data, not the bundle's quality.
 const (
