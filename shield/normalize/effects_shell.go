@@ -52,8 +52,7 @@ type effCtx struct {
 
 func (s *state) fx() *effCtx {
 	if s.eff == nil {
-		s.eff = &effCtx{seen: map[string]int{}, flowSeen: map[[2]int]bool{}, lists: map[string]bool{},
-			varTaint: map[string][]int{}, fileT: map[string][]int{}, links: map[string]string{}, subst: map[int]bool{}}
+		s.eff = &effCtx{seen: map[string]int{}} // the other maps are made on first write
 	}
 	return s.eff
 }
@@ -93,6 +92,9 @@ func (s *state) addUnresolved(what string) {
 	if x.lists[k] || len(s.act.Unresolved) >= s.n.opt.MaxStrings {
 		return
 	}
+	if x.lists == nil {
+		x.lists = map[string]bool{}
+	}
 	x.lists[k] = true
 	s.act.Unresolved = append(s.act.Unresolved, what)
 }
@@ -102,6 +104,9 @@ func (s *state) addUnknown(prog string) {
 	k := "p\x00" + prog
 	if x.lists[k] || len(s.act.UnknownPrograms) >= s.n.opt.MaxStrings {
 		return
+	}
+	if x.lists == nil {
+		x.lists = map[string]bool{}
 	}
 	x.lists[k] = true
 	s.act.UnknownPrograms = append(s.act.UnknownPrograms, prog)
@@ -642,6 +647,14 @@ func (pa *parsedArgs) val(opts ...string) (string, bool, bool) {
 func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bool, idx int, stdin string) {
 	s := w.s
 	ops := pa.words(args)
+	if name == "git" {
+		for _, v := range pa.vals {
+			if v.opt == "-c" || v.opt == "--config" {
+				key, val, _ := strings.Cut(v.val, "=")
+				w.gitConfig(name, key, val, "command")
+			}
+		}
+	}
 	switch pa.spec.handler {
 	case "":
 		return
@@ -748,7 +761,10 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 			if !sym {
 				kind = "hardlink"
 			}
-			if !isUnresolvedText(t) {
+			if !isUnresolvedText(t) && len(s.fx().links) < maxTrackedVars {
+				if s.fx().links == nil {
+					s.fx().links = map[string]string{}
+				}
 				s.fx().links[lc] = tc
 			}
 			sens := s.n.sens.classify(tc)
@@ -912,11 +928,6 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 		w.ssh(f, pa, name, args, pipe, idx)
 	case "remotecopy":
 		w.remoteCopy(pa, name, ops)
-	case "git":
-		if v, _, ok := pa.val("-c"); ok {
-			key, val, _ := strings.Cut(v, "=")
-			w.gitConfig(name, key, val, "command")
-		}
 	case "gitpush":
 		remote := ""
 		var refs []string
@@ -1068,7 +1079,7 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 	case "container":
 		w.container(f, pa, name, args.sub(pa.base), pipe, idx)
 	case "containerexec", "kubeexec":
-		w.containerExec(f, pa, name, ops, pipe, idx)
+		w.containerExec(f, pa, name, args.sub(pa.base), pipe, idx)
 	case "kuberun":
 		if pa.has("--privileged") {
 			s.addEffect(Effect{Kind: EffectEscape, Target: "pod", Program: "kubectl", Detail: "privileged"})
@@ -1774,6 +1785,9 @@ func (s *state) addFlow(from, to int, via string) {
 	if x.flowSeen[k] || len(s.act.Flows) >= s.n.opt.MaxStrings {
 		return
 	}
+	if x.flowSeen == nil {
+		x.flowSeen = map[[2]int]bool{}
+	}
 	x.flowSeen[k] = true
 	s.act.Flows = append(s.act.Flows, Flow{From: from, To: to, Via: via})
 }
@@ -1828,7 +1842,7 @@ func (w *walker) linkCmd(start int, raw string) []int {
 			}
 			cj := x.effCmd[j]
 			switch {
-			case x.origin[i] == "redirect" && effs[i].Kind == EffectRead:
+			case x.origin[i] == "redirect":
 				s.addFlow(i, j, "redirect")
 			case x.subst[ci] && ci < cj:
 				s.addFlow(i, j, "subst")
@@ -1850,6 +1864,9 @@ func (w *walker) taintWrites(from, to int, sources []int) {
 	effs := w.s.act.Effects
 	for j := from; j < to && j < len(effs); j++ {
 		if effs[j].Kind == EffectWrite && !effs[j].Unresolved && len(x.fileT) < maxTrackedVars {
+			if x.fileT == nil {
+				x.fileT = map[string][]int{}
+			}
 			x.fileT[effs[j].Target] = dedupeInts(append(x.fileT[effs[j].Target], sources...))
 		}
 	}

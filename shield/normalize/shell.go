@@ -340,7 +340,9 @@ func (w *walker) redirects(f frame, rs []*syntax.Redirect) ([]Redirect, string) 
 			if r.Op == syntax.RdrIn {
 				kind = EffectRead
 			}
-			if i := w.pathEffect(kind, "redirect", target, tdyn); i >= 0 {
+			from := len(w.s.act.Effects)
+			w.pathEffect(kind, "redirect", target, tdyn)
+			for i := from; i < len(w.s.act.Effects); i++ {
 				w.s.fx().origin[i] = "redirect"
 			}
 		}
@@ -624,7 +626,11 @@ func (w *walker) emit(f frame, ws words, raw string, redirs []Redirect, env []st
 	}
 	w.s.act.Commands = append(w.s.act.Commands, c)
 	if w.inSubst > 0 {
-		w.s.fx().subst[len(w.s.act.Commands)-1] = true
+		x := w.s.fx()
+		if x.subst == nil {
+			x.subst = map[int]bool{}
+		}
+		x.subst[len(w.s.act.Commands)-1] = true
 	}
 	if len(ws.argv) == 0 {
 		return true
@@ -1540,6 +1546,9 @@ func (w *walker) taintVar(a *syntax.Assign, sources []int) {
 		return
 	}
 	if len(x.varTaint) < maxTrackedVars {
+		if x.varTaint == nil {
+			x.varTaint = map[string][]int{}
+		}
 		x.varTaint[a.Name.Value] = dedupeInts(sources)
 	}
 }
@@ -1659,6 +1668,27 @@ func (w *walker) parallel(f frame, child frame, args words, pipe bool, idx int) 
 		cmd.dyn = append(cmd.dyn, args.dyn[i])
 	}
 	if len(cmd.argv) == 0 {
+		return
+	}
+	if len(cmd.argv) == 1 && strings.ContainsAny(cmd.argv[0], " \t;|&") {
+		// One word: parallel runs it as a shell command line.
+		if !sep || len(inputs) == 0 || len(inputs) > maxLoopItems {
+			w.script(cmd.argv[0], child.depth, "parallel", f.sudo)
+			return
+		}
+		for _, in := range inputs {
+			q, err := syntax.Quote(in, syntax.LangBash)
+			if err != nil {
+				continue
+			}
+			line := cmd.argv[0]
+			if strings.Contains(line, "{}") {
+				line = strings.ReplaceAll(line, "{}", q)
+			} else {
+				line += " " + q
+			}
+			w.script(line, child.depth, "parallel :::", f.sudo)
+		}
 		return
 	}
 	if !sep || len(inputs) == 0 || len(inputs) > maxLoopItems {

@@ -16,6 +16,7 @@ import (
 // Format, one program (or program + sub-command) per line, '#' comments:
 //
 //	NAME[ SUB…]: TOKEN…
+//	NAME = OTHER          NAME behaves as OTHER, sub-commands included (pip3 = pip)
 //
 // Tokens:
 //
@@ -83,21 +84,47 @@ func loadSpecs(fsys fs.FS) (map[string]*cmdSpec, error) {
 	sort.Strings(names)
 	table := map[string]*cmdSpec{}
 	var problems []string
+	aliases := map[string]string{}
 	for _, n := range names {
 		b, err := fs.ReadFile(fsys, n)
 		if err != nil {
 			return nil, err
 		}
 		for i, line := range strings.Split(string(b), "\n") {
+			if name, target, ok := parseAlias(line); ok {
+				aliases[name] = target
+				continue
+			}
 			if err := parseSpecLine(table, line); err != nil {
 				problems = append(problems, fmt.Sprintf("%s:%d: %v", n, i+1, err))
 			}
 		}
 	}
+	for name, target := range aliases {
+		sp, ok := table[target]
+		if !ok {
+			problems = append(problems, fmt.Sprintf("alias %s: no program %q", name, target))
+			continue
+		}
+		table[name] = sp
+	}
 	if len(problems) > 0 {
+		sort.Strings(problems)
 		return nil, fmt.Errorf("command specs: %s", strings.Join(problems, "; "))
 	}
 	return table, nil
+}
+
+// parseAlias reads "NAME = OTHER": NAME behaves as OTHER (pip3 = pip).
+func parseAlias(line string) (string, string, bool) {
+	if i := strings.Index(line, "#"); i >= 0 {
+		line = line[:i]
+	}
+	f := strings.Fields(line)
+	if len(f) == 3 && f[1] == "=" && !strings.Contains(line, ":") {
+		return f[0], f[2], true
+	}
+	return "", "", false
 }
 
 var specRoles = set("read", "write", "delete", "move", "list", "code", "script", "cmd", "url", "host", "port", "pkg", "remote", "data", "_")
