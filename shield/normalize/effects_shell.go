@@ -233,6 +233,7 @@ func (w *walker) globEffect(kind, prog, raw, clean string) int {
 	}
 	last := -1
 	matched := false
+	hits := 0
 	for _, ex := range s.n.exemplars {
 		hit := g.Match(ex)
 		if !hit && bg != nil {
@@ -250,6 +251,9 @@ func (w *walker) globEffect(kind, prog, raw, clean string) int {
 			continue
 		}
 		matched = true
+		if hits++; hits > maxGlobMatches {
+			break
+		}
 		ws := inDir(ex, s.n.opt.Workspace)
 		s.addUnresolved(kind + " " + raw + " (" + prog + ", may match " + ex + ")")
 		last = s.addEffect(Effect{Kind: kind, Target: ex, Program: prog, Detail: "glob " + raw, InWorkspace: ws, Sensitive: true, Unresolved: true})
@@ -263,6 +267,9 @@ func (w *walker) globEffect(kind, prog, raw, clean string) int {
 	}
 	return s.addEffect(Effect{Kind: kind, Target: clean, Program: prog, Detail: "glob", InWorkspace: inWS, Unresolved: !inWS})
 }
+
+// maxGlobMatches bounds the sensitive paths one glob is reported as matching.
+const maxGlobMatches = 8
 
 // sensitiveExemplars lists concrete paths that stand for the sensitive table's patterns, to match
 // globs against.
@@ -548,7 +555,7 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 	}
 	sp := specs()[name]
 	if sp == nil {
-		if name != "" {
+		if name != "" && !shellBuiltinNoop[name] && !w.funcs[name] {
 			s.addUnknown(name)
 		}
 		return
@@ -611,10 +618,14 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 	}
 }
 
+// shellBuiltinNoop are builtins with no effect and no spec line (their names cannot be spec
+// names).
+var shellBuiltinNoop = set(":", "{", "}", "!")
+
 // handlerOwnsOperands: handlers that read every operand themselves.
 var handlerOwnsOperands = set("tar", "remotecopy", "grep", "sed", "awk", "ln", "find", "nc", "interp", "shell", "install",
 	"gitpush", "gitclone", "gitconfig", "gitremote", "container", "containerexec", "kubeexec", "ssh", "fmt", "7z", "unzip",
-	"compress", "httpie", "dig", "chmod", "npx", "cargoinstall", "gorun", "uvrun", "dockercp", "dev", "setcap", "pip")
+	"compress", "httpie", "dig", "chmod", "npx", "cargoinstall", "gorun", "uvrun", "dockercp", "dev", "setcap", "pip", "hyperfine", "adb", "ztcp")
 
 // followed: commands whose inner command follow() walks already.
 func followed(name string) bool {
@@ -1233,6 +1244,46 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 		w.cloud(name, ops, [][]string{{"account", "get-access-token"}, {"keyvault", "secret", "show"}, {"keyvault", "secret", "download"}, {"ad", "sp", "create-for-rbac"}})
 	case "vault", "op", "pass", "gpg", "security", "secrettool":
 		w.secretStore(pa, name, ops)
+	case "hyperfine":
+		// Each operand is a shell command line it benchmarks.
+		for k, a := range ops.argv {
+			if !ops.dyn[k] {
+				w.script(a, f.depth+1, "hyperfine", f.sudo)
+			}
+		}
+	case "adb":
+		if len(ops.argv) == 0 {
+			return
+		}
+		s.addEffect(Effect{Kind: EffectConnect, Target: "android device", Program: name, Detail: "adb"})
+		switch ops.argv[0] {
+		case "shell", "exec-out":
+			if len(ops.argv) > 1 {
+				cmd := strings.Join(ops.argv[1:], " ")
+				s.addEffect(Effect{Kind: EffectExec, Target: "android:device", Program: name, Detail: cmd, Remote: "android:device"})
+				w.remoteScript("android:device", cmd, f.depth+1, "adb shell")
+			}
+		case "push":
+			for k := 1; k < len(ops.argv)-1; k++ {
+				w.pathEffect(EffectRead, name, ops.argv[k], ops.dyn[k])
+			}
+		case "pull":
+			if len(ops.argv) > 2 {
+				w.pathEffect(EffectWrite, name, ops.argv[len(ops.argv)-1], ops.dyn[len(ops.argv)-1])
+			}
+		case "install":
+			for k := 1; k < len(ops.argv); k++ {
+				w.pathEffect(EffectRead, name, ops.argv[k], ops.dyn[k])
+			}
+		case "root", "remount", "disable-verity":
+			s.addEffect(Effect{Kind: EffectPrivilege, Target: "android:device", Program: name, Detail: "adb " + ops.argv[0]})
+		}
+	case "ztcp":
+		if len(ops.argv) >= 2 {
+			w.hostEffect(name, ops.argv[0], ops.argv[1], "tcp", ops.dyn[0])
+		} else if pa.has("-l") {
+			s.addEffect(Effect{Kind: EffectListen, Target: strings.Join(ops.argv, " "), Program: name})
+		}
 	case "sshkeygen", "capsh":
 	}
 }

@@ -307,7 +307,12 @@ func TestEffectUnresolved(t *testing.T) {
 		{name: "basename", cmd: `cat "/etc/$(basename /x/shadow)"`, want: []fx{{kind: "secret", target: "/etc/shadow"}}},
 		{name: "pwd substitution", cmd: `rm -rf "$(pwd)/.."`, want: []fx{{kind: "delete", target: home}}},
 		{name: "loop over literals", cmd: `for d in /srv/data /srv/other; do rm -rf "$d"; done`, want: []fx{{kind: "delete", target: "/srv/data"}, {kind: "delete", target: "/srv/other"}}},
-		{name: "loop over a glob", cmd: `for f in /etc/*; do cat "$f"; done`, want: []fx{{kind: "read", target: "$f", unresolved: true}}, unres: true},
+		{name: "loop over a glob", cmd: `for f in /etc/*; do cat "$f"; done`, want: []fx{{kind: "secret", target: "/etc/shadow", unresolved: true}}, unres: true},
+		{name: "loop over a workspace glob is bounded", cmd: `for f in migrations/*.sql; do head -5 "$f"; done`, want: []fx{{kind: "read", target: ws + "/migrations/*.sql", detail: "glob"}}},
+		{name: "loop over an unknown list", cmd: `for f in $(ls /srv); do rm -rf "$f"; done`, want: []fx{{kind: "delete", target: "$f", unresolved: true}}, unres: true},
+		{name: "functions defined in the script are known", cmd: `f() { rm -rf /srv/data; }; f`, want: []fx{{kind: "delete", target: "/srv/data"}}},
+		{name: "package scripts", cmd: "pnpm vite build && yarn lint", want: []fx{{kind: "exec", target: "pnpm", detail: "npm_script"}}},
+		{name: "hyperfine runs its operands", cmd: "hyperfine 'rm -rf /srv/data'", want: []fx{{kind: "delete", target: "/srv/data"}}},
 		{name: "cd then relative", cmd: "cd ~/.ssh && cat id_ed25519", want: []fx{{kind: "secret", target: home + "/.ssh/id_ed25519"}}},
 		{name: "subshell cd does not leak", cmd: "(cd /tmp && ls); rm x", want: []fx{{kind: "delete", target: ws + "/x"}}},
 	})

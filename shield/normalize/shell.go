@@ -25,6 +25,8 @@ type walker struct {
 	// substBytes: bytes of known variable values substituted into the current statement's words,
 	// bounded by maxExpandedArgv.
 	substBytes int
+	funcs      map[string]bool   // functions defined in the script (their bodies are walked where defined)
+	globVars   map[string]string // loop variables bound to a glob pattern (for f in src/*.go)
 }
 
 // Bounds of the work on one call beyond the command count, the depth and the input limits of
@@ -201,6 +203,12 @@ func (w *walker) stmt(f frame, st *syntax.Stmt, pipe bool, idx int, bg bool) {
 			w.stmts(f, it.Stmts)
 		}
 	case *syntax.FuncDecl:
+		if c.Name != nil && len(w.funcs) < maxTrackedVars {
+			if w.funcs == nil {
+				w.funcs = map[string]bool{}
+			}
+			w.funcs[c.Name.Value] = true
+		}
 		w.stmt(f, c.Body, false, 0, false)
 	case *syntax.DeclClause:
 		ws := words{argv: []string{c.Variant.Value}, dyn: []bool{false}}
@@ -435,6 +443,11 @@ func (w *walker) part(f frame, sb *strings.Builder, p syntax.WordPart, inDQ bool
 		sb.WriteString(slice(f.src, x.Pos(), x.End()))
 		w.nested(f, x.Stmts, "procsubst")
 	case *syntax.ParamExp:
+		if g, ok := w.globVars[paramName(x)]; ok && g != "" {
+			*dyn = true // a glob: its matches are unknown (globEffect bounds them)
+			sb.WriteString(g)
+			return
+		}
 		if v, ok := w.paramValue(x); ok && (inDQ || !strings.ContainsAny(v, " \t\n*?[")) {
 			if w.substBytes+len(v) <= maxExpandedArgv && sb.Len()+len(v) <= maxExpandedWord {
 				w.substBytes += len(v)
@@ -1506,11 +1519,15 @@ func (w *walker) forLoop(f frame, c *syntax.ForClause) {
 		w.stmts(f, c.Do)
 		return
 	}
-	var items []string
+	var items, globs []string
 	literal := true
 	for _, wd := range wi.Items {
 		v, dyn := w.word(f, wd)
 		if dyn {
+			if !isUnresolvedText(v) && hasGlob(v) && !strings.ContainsAny(v, " \t\n") {
+				globs = append(globs, v)
+				continue
+			}
 			literal = false
 			continue
 		}
@@ -1520,6 +1537,18 @@ func (w *walker) forLoop(f frame, c *syntax.ForClause) {
 	if wi.Name != nil {
 		name = wi.Name.Value
 	}
+	if literal && len(items) == 0 && len(globs) == 1 && name != "" {
+		// for f in src/*.go: the variable stands for the glob's matches.
+		delete(w.vars, name)
+		if w.globVars == nil {
+			w.globVars = map[string]string{}
+		}
+		w.globVars[name] = globs[0]
+		w.stmts(f, c.Do)
+		delete(w.globVars, name)
+		return
+	}
+	literal = literal && len(globs) == 0
 	if !literal || len(items) == 0 || len(items) > maxLoopItems || name == "" {
 		delete(w.vars, name)
 		w.stmts(f, c.Do)
@@ -1715,4 +1744,11 @@ func (w *walker) parallel(f frame, child frame, args words, pipe bool, idx int) 
 			return
 		}
 	}
+}
+
+func paramName(x *syntax.ParamExp) string {
+	if x.Param == nil || x.Excl || x.Length || x.Width || x.Index != nil || x.Slice != nil || x.Repl != nil || x.Names != 0 || x.Exp != nil {
+		return ""
+	}
+	return x.Param.Value
 }

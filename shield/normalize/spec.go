@@ -29,6 +29,8 @@ import (
 //	%posix             options end at the first operand (wrappers, sub-command dispatchers)
 //	%sub               the first operand selects a sub-command spec ("git push"); unknown ones are
 //	                   reported as unknown programs ("git frob")
+//	%opensub           with %sub: an unknown sub-command takes the program's own spec (pnpm
+//	                   SCRIPT runs a package script) instead of being an unknown program
 //	%h:NAME            a Go handler for semantics the table cannot say (sed -i, tar -x, git push -f)
 //
 // Options not listed are flags without value; a listed single-dash long option (find -name) is
@@ -50,6 +52,7 @@ type cmdSpec struct {
 	fx       []string
 	posix    bool
 	sub      bool
+	openSub  bool // an unknown sub-command is not an unknown program (pnpm SCRIPT runs a package script)
 	handler  string
 	subs     map[string]*cmdSpec
 	// longSingle: the spec lists single-dash long options (find -name), so an unknown "-xyz" is
@@ -155,6 +158,8 @@ func parseSpecLine(table map[string]*cmdSpec, line string) error {
 				sp.posix = true
 			case tok == "%sub":
 				sp.sub = true
+			case tok == "%opensub":
+				sp.openSub = true
 			case strings.HasPrefix(tok, "%h:"):
 				sp.handler = tok[3:]
 			default:
@@ -271,7 +276,7 @@ func parseArgs(sp *cmdSpec, name string, args words) parsedArgs {
 					inner.base += i + 1
 					return inner
 				}
-				if len(sp.subs) > 0 {
+				if len(sp.subs) > 0 && !sp.openSub {
 					pa.subName = name + " " + a
 				}
 			}
