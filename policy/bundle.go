@@ -19,6 +19,8 @@ const (
 	SignatureFile = ".signature"
 	CatalogFile   = "catalog.yaml"
 	DefaultsFile  = "defaults.yaml"
+	// CommandsDir holds the command specs (*.spec): what each program does with its operands.
+	CommandsDir = "commands"
 )
 
 // Default bounds of LoadOptions.
@@ -98,6 +100,20 @@ func (b *Bundle) Paths(match func(p string) bool) []string {
 
 // Catalog returns the content of catalog.yaml, or nil when the bundle has none.
 func (b *Bundle) Catalog() []byte { return b.Files[CatalogFile] }
+
+// Commands returns the command spec files (commands/*.spec) by path; empty when there are none.
+func (b *Bundle) Commands() map[string][]byte {
+	out := map[string][]byte{}
+	for _, p := range b.Paths(IsCommandSpec) {
+		out[p] = b.Files[p]
+	}
+	return out
+}
+
+// IsCommandSpec reports whether a bundle path is a command spec file.
+func IsCommandSpec(p string) bool {
+	return strings.HasPrefix(p, CommandsDir+"/") && strings.HasSuffix(p, ".spec") && !strings.Contains(p[len(CommandsDir)+1:], "/")
+}
 
 // collector gathers files under the bounds of a LoadOptions.
 type collector struct {

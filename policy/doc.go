@@ -15,6 +15,8 @@
 //	.manifest        JSON {"revision": "...", "roots": ["shield"], "metadata": {...}} (required)
 //	catalog.yaml     the tool catalog (read by shield/normalize; carried here as bytes)
 //	defaults.yaml    the decision per action class when no rule speaks (see Defaults)
+//	commands/*.spec  command specs: what each program does with its operands (read by
+//	                 shield/normalize; a program specified here replaces the default spec of it)
 //	rules/*.yaml     CEL rules (policy/celrules)
 //	**/*.rego        Rego modules; *_test.rego are Rego tests (policy/regoeval)
 //	**/data.json, **/data.yaml   Rego data, mounted at the directory's path under data

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"time"
 
 	"github.com/shieldsec/shield/policies"
@@ -140,5 +141,40 @@ func Normalizer(b *policy.Bundle, opt Options) (*normalize.Normalizer, error) {
 	if cat == nil {
 		return nil, errors.New("bundle has no catalog.yaml and the default catalog is disabled")
 	}
-	return normalize.New(cat, normalize.Options{Workspace: opt.Workspace, Home: opt.Home}), nil
+	specs, err := commandSpecs(b, opt)
+	if err != nil {
+		return nil, err
+	}
+	return normalize.New(cat, normalize.Options{Workspace: opt.Workspace, Home: opt.Home, Commands: specs}), nil
+}
+
+// commandSpecs parses the command specs of a bundle: the default bundle's commands/*.spec (unless
+// the base catalog is disabled) with the bundle's own on top, program by program.
+func commandSpecs(b *policy.Bundle, opt Options) (*normalize.CommandSpecs, error) {
+	var specs *normalize.CommandSpecs
+	if !opt.NoBaseCatalog {
+		files := map[string][]byte{}
+		names, err := fs.Glob(policies.Default, "default/"+policy.CommandsDir+"/*.spec")
+		if err != nil {
+			return nil, fmt.Errorf("list the embedded command specs: %w", err)
+		}
+		for _, n := range names {
+			data, err := policies.Default.ReadFile(n)
+			if err != nil {
+				return nil, fmt.Errorf("read the embedded command specs: %w", err)
+			}
+			files[n] = data
+		}
+		if specs, err = normalize.ParseCommandSpecs(files); err != nil {
+			return nil, err
+		}
+	}
+	if own := b.Commands(); len(own) > 0 {
+		s, err := normalize.ParseCommandSpecs(own)
+		if err != nil {
+			return nil, err
+		}
+		specs = specs.Merge(s)
+	}
+	return specs, nil
 }

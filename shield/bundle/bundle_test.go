@@ -259,3 +259,43 @@ func TestDefaultBundleGolden(t *testing.T) {
 		f.Close()
 	}
 }
+
+// TestBundleCommandSpecs: the default bundle's command specs reach the normaliser, a bundle's own
+// commands/*.spec replace them program by program, and a bad spec line fails activation with its
+// file and line.
+func TestBundleCommandSpecs(t *testing.T) {
+	b, err := policy.LoadFS(policies.Default, "default", policy.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	norm, err := Normalizer(b, Options{Workspace: "/home/user/project", Home: "/home/user"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := norm.Normalize("Bash", map[string]any{"command": "taskset -c 0 rm -rf /srv/data"}, "")
+	if len(a.Effects) == 0 || a.Effects[0].Kind != "delete" || a.Effects[0].Target != "/srv/data" || len(a.UnknownPrograms) != 0 {
+		t.Errorf("default specs not applied: effects %+v unknown %q", a.Effects, a.UnknownPrograms)
+	}
+	files := map[string][]byte{}
+	for k, v := range b.Files {
+		files[k] = v
+	}
+	files["commands/own.spec"] = []byte("# an in-house tool\ndeploytool: -t,--target=host delete*\n")
+	b.Files = files
+	norm, err = Normalizer(b, Options{Workspace: "/home/user/project", Home: "/home/user"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a = norm.Normalize("Bash", map[string]any{"command": "deploytool -t prod.example /srv/old"}, "")
+	var kinds []string
+	for _, e := range a.Effects {
+		kinds = append(kinds, e.Kind+" "+e.Target)
+	}
+	if strings.Join(kinds, ",") != "connect prod.example,delete /srv/old" || len(a.UnknownPrograms) != 0 {
+		t.Errorf("own spec not applied: %q unknown %q", kinds, a.UnknownPrograms)
+	}
+	files["commands/bad.spec"] = []byte("ok: read\nbroken: frob\n")
+	if _, err := Activate(b, Options{}); err == nil || !strings.Contains(err.Error(), "commands/bad.spec:2") {
+		t.Fatalf("Activate = %v, want the bad spec line named", err)
+	}
+}

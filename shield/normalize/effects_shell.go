@@ -553,7 +553,7 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 			return
 		}
 	}
-	sp := specs()[name]
+	sp := s.n.opt.Commands.lookup(name)
 	if sp == nil {
 		if name != "" && !shellBuiltinNoop[name] && !w.funcs[name] {
 			s.addUnknown(name)
@@ -1364,7 +1364,7 @@ func (w *walker) interp(f frame, pa parsedArgs, name string, args words, pipe bo
 		case "http.server", "SimpleHTTPServer", "pydoc", "smtpd", "ftplib":
 			s.addEffect(Effect{Kind: EffectListen, Target: m, Program: name, Detail: "module " + m})
 		case "pip", "pip3":
-			if sp := specs()["pip"]; sp != nil {
+			if sp := s.n.opt.Commands.lookup("pip"); sp != nil {
 				rest := args.sub(indexOf(args.argv, m) + 1)
 				w.commandEffects(f, &Command{Name: "pip"}, words{argv: append([]string{"pip"}, rest.argv...), dyn: append([]bool{false}, rest.dyn...)}, pipe, idx, stdin)
 			}

@@ -28,13 +28,13 @@ type effectCase struct {
 	unknown []string // exactly these unknown programs
 }
 
-func effNormalizer() *Normalizer {
-	return New(nil, Options{Workspace: "/home/user/project", Home: "/home/user"})
+func effNormalizer(tb testing.TB) *Normalizer {
+	return New(nil, specOpts(tb, Options{Workspace: "/home/user/project", Home: "/home/user"}))
 }
 
 func runEffectCases(t *testing.T, cases []effectCase) {
 	t.Helper()
-	n := effNormalizer()
+	n := effNormalizer(t)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -320,12 +320,26 @@ func TestEffectUnresolved(t *testing.T) {
 
 func TestSpecsLoad(t *testing.T) {
 	t.Parallel()
-	tab, err := loadSpecs(specFS)
+	if n := defaultTestSpecs(t).Len(); n < 300 {
+		t.Errorf("%d programs specified, want at least 300", n)
+	}
+	if _, err := ParseCommandSpecs(map[string][]byte{"a.spec": []byte("x: read\nbad line\ny: frob"), "b.spec": []byte("z = nope")}); err == nil ||
+		!strings.Contains(err.Error(), "a.spec:2") || !strings.Contains(err.Error(), "a.spec:3") || !strings.Contains(err.Error(), "alias z") {
+		t.Errorf("every bad line is not reported: %v", err)
+	}
+	// A bundle's spec of a program replaces the default one; nil specs know no program.
+	own, err := ParseCommandSpecs(map[string][]byte{"own.spec": []byte("rm: read*\nmytool: delete*")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tab) < 300 {
-		t.Errorf("%d programs specified, want at least 300", len(tab))
+	merged := defaultTestSpecs(t).Merge(own)
+	a := New(nil, Options{Commands: merged}).Normalize("Bash", map[string]any{"command": "mytool /srv/x; rm /srv/y"}, "")
+	if findEffect(a.Effects, fx{kind: "delete", target: "/srv/x"}) < 0 || findEffect(a.Effects, fx{kind: "read", target: "/srv/y"}) < 0 || len(a.UnknownPrograms) != 0 {
+		t.Errorf("merged specs not used: %+v %q", a.Effects, a.UnknownPrograms)
+	}
+	a = New(nil, Options{}).Normalize("Bash", map[string]any{"command": "ls"}, "")
+	if len(a.UnknownPrograms) != 1 {
+		t.Errorf("without specs, ls is not an unknown program: %q", a.UnknownPrograms)
 	}
 	for _, bad := range []string{"x: frob", "x: -o=frob", "x: read* write*", "x y: read", "x: %nope"} {
 		if err := parseSpecLine(map[string]*cmdSpec{}, bad); err == nil {

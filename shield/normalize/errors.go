@@ -9,6 +9,9 @@ import (
 // BLOCK with the error's message as the reason (the message names the problem and where it is).
 var ErrInvalidArguments = errors.New("invalid arguments")
 
+// ErrCommandSpecs is wrapped by every error ParseCommandSpecs returns.
+var ErrCommandSpecs = errors.New("command specs")
+
 // ErrCatalog is wrapped by every error ParseCatalog returns.
 var ErrCatalog = errors.New("invalid tool catalog")
 

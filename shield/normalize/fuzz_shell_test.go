@@ -104,7 +104,7 @@ func FuzzShell(f *testing.F) {
 			}
 		}
 	}
-	n := New(defaultCatalog(f), Options{Workspace: "/w", Home: "/h", MaxCommands: 64, MaxStrings: 64})
+	n := New(defaultCatalog(f), specOpts(f, Options{Workspace: "/w", Home: "/h", MaxCommands: 64, MaxStrings: 64}))
 	parser := syntax.NewParser(syntax.Variant(syntax.LangBash))
 	f.Fuzz(func(t *testing.T, src string) {
 		a := n.Normalize("Bash", map[string]any{"command": src}, "")

@@ -83,7 +83,7 @@ func argsJSON(t testing.TB, args map[string]any) []byte {
 }
 
 func TestGolden(t *testing.T) {
-	n := New(defaultCatalog(t), goldenOptions)
+	n := New(defaultCatalog(t), specOpts(t, goldenOptions))
 	for file, cases := range loadGolden(t) {
 		for _, tc := range cases {
 			t.Run(file+"/"+tc.Name, func(t *testing.T) {

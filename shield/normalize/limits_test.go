@@ -29,7 +29,7 @@ func hugeShellInputs() map[string]string {
 // cannot be recovered: the child must exit normally and report every input over a limit.
 func TestHugeShellInputInChild(t *testing.T) {
 	if os.Getenv(childEnv) == "1" {
-		n := New(nil, Options{})
+		n := New(nil, specOpts(t, Options{}))
 		out := map[string]string{}
 		for name, cmd := range hugeShellInputs() {
 			a := n.Normalize("Bash", map[string]any{"command": cmd}, "")
@@ -106,7 +106,7 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 // BenchmarkNormalizeAdversarial measures the whole normalisation of large adversarial commands
 // (go test -run '^$' -bench Adversarial -benchtime 3x ./shield/normalize/).
 func BenchmarkNormalizeAdversarial(b *testing.B) {
-	n := New(nil, Options{})
+	n := New(nil, specOpts(b, Options{}))
 	for _, c := range adversarialShell() {
 		args := map[string]any{"command": c.cmd}
 		b.Run(c.name, func(b *testing.B) {
@@ -172,7 +172,7 @@ func TestShellInputLimits(t *testing.T) {
 		{"parentheses in single quotes", map[string]any{"command": "echo '" + strings.Repeat("(", 5000) + "'"}, false},
 		{"64 nested subshells", map[string]any{"command": deep("(", " ls ", ")", 64)}, false},
 	}
-	n := New(defaultCatalog(t), goldenOptions)
+	n := New(defaultCatalog(t), specOpts(t, goldenOptions))
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			a := n.Normalize("Bash", tc.args, "")
@@ -191,7 +191,7 @@ func TestShellInputLimits(t *testing.T) {
 
 // TestCorpusUnderLimits: no golden case, seed or developer corpus call is over an input limit.
 func TestCorpusUnderLimits(t *testing.T) {
-	n := New(defaultCatalog(t), goldenOptions)
+	n := New(defaultCatalog(t), specOpts(t, goldenOptions))
 	calls := corpusCalls(t)
 	if data, err := os.ReadFile("../../../shared/corpus/dev.jsonl"); err == nil {
 		for _, line := range splitLines(data) {
@@ -216,7 +216,7 @@ func TestCorpusUnderLimits(t *testing.T) {
 }
 
 func TestNormalizeContext(t *testing.T) {
-	n := New(defaultCatalog(t), goldenOptions)
+	n := New(defaultCatalog(t), specOpts(t, goldenOptions))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	a := n.NormalizeContext(ctx, "Bash", map[string]any{"command": "ls -la"}, "")

@@ -30,6 +30,9 @@ type Options struct {
 	MaxDepth    int
 	MaxCommands int
 	MaxStrings  int
+	// Commands are the command specs the shell walker reads programs with (the bundle's
+	// commands/*.spec). nil knows no program: every command is an unknown program.
+	Commands *CommandSpecs
 }
 
 // Normalizer turns tool calls into Actions. Build one per catalog with New; it is immutable and

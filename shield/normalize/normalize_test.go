@@ -11,7 +11,7 @@ import (
 )
 
 func TestNormalizeBounds(t *testing.T) {
-	n := New(defaultCatalog(t), Options{Workspace: "/w", Home: "/h", MaxCommands: 50, MaxStrings: 20})
+	n := New(defaultCatalog(t), specOpts(t, Options{Workspace: "/w", Home: "/h", MaxCommands: 50, MaxStrings: 20}))
 	tests := []struct {
 		name  string
 		tool  string
@@ -145,7 +145,7 @@ func TestNormalizeNilCatalog(t *testing.T) {
 
 // TestNormalizeConcurrent runs the golden calls from many goroutines (go test -race finds sharing).
 func TestNormalizeConcurrent(t *testing.T) {
-	n := New(defaultCatalog(t), goldenOptions)
+	n := New(defaultCatalog(t), specOpts(t, goldenOptions))
 	calls := corpusCalls(t)
 	want := make([]*Action, len(calls))
 	for i, c := range calls {
@@ -184,7 +184,7 @@ func FuzzNormalize(f *testing.F) {
 	}
 	f.Add("Bash", []byte(`{"command":"`+strings.Repeat(`$(`, 50)+`"}`), "")
 	f.Add("shell", []byte(`{"command":["bash","-c","eval \"$X\""],"workdir":"../.."}`), "~")
-	n := New(defaultCatalog(f), Options{Workspace: "/w", Home: "/h", MaxCommands: 64, MaxStrings: 64})
+	n := New(defaultCatalog(f), specOpts(f, Options{Workspace: "/w", Home: "/h", MaxCommands: 64, MaxStrings: 64}))
 	f.Fuzz(func(t *testing.T, tool string, raw []byte, cwd string) {
 		args, err := DecodeArguments(raw, Limits{MaxDepth: 16})
 		if err != nil {
@@ -217,7 +217,7 @@ func FuzzNormalize(f *testing.F) {
 }
 
 func BenchmarkNormalize(b *testing.B) {
-	n := New(defaultCatalog(b), goldenOptions)
+	n := New(defaultCatalog(b), specOpts(b, goldenOptions))
 	calls := []struct {
 		name string
 		tool string

@@ -1664,7 +1664,7 @@ func bindPositional(script string, args []string) string {
 // parallel walks GNU parallel's command once per literal input given after ":::" (bounded), "{}"
 // replaced by the input; without ":::" its inputs come from standard input (Via "parallel").
 func (w *walker) parallel(f frame, child frame, args words, pipe bool, idx int) {
-	sp := specs()["parallel"]
+	sp := w.s.n.opt.Commands.lookup("parallel")
 	i := 0
 	for i < len(args.argv) {
 		a := args.argv[i]

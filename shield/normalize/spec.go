@@ -1,17 +1,15 @@
 package normalize
 
 import (
-	"embed"
 	"fmt"
-	"io/fs"
 	"sort"
 	"strings"
-	"sync"
 )
 
 // Command specs: what each program does with its operands and option values. They are reviewable
-// data (specs/*.spec, one file per family), read once; the engine in effects_shell.go turns a
-// parsed argv into Effects.
+// data in the policy bundle (policies/default/commands/*.spec, one file per family; a bundle's own
+// commands/*.spec extend or replace them per program), parsed once per bundle; the engine in
+// effects_shell.go turns a parsed argv into Effects.
 //
 // Format, one program (or program + sub-command) per line, '#' comments:
 //
@@ -41,9 +39,6 @@ import (
 // user@host[:path]) port pkg (a package to install) remote (a VCS remote) data (curl -d: "@file" is
 // a read) _ (ignored).
 
-//go:embed specs/*.spec
-var specFS embed.FS
-
 type cmdSpec struct {
 	name     string
 	opts     map[string]string // option → role of its value
@@ -60,39 +55,58 @@ type cmdSpec struct {
 	longSingle bool
 }
 
-var (
-	specsOnce sync.Once
-	specTable map[string]*cmdSpec
-	specErr   error
-)
-
-// specs returns the parsed spec table (parsed once; a bad spec file is a build defect caught by
-// the package tests).
-func specs() map[string]*cmdSpec {
-	specsOnce.Do(func() {
-		specTable, specErr = loadSpecs(specFS)
-		if specErr != nil {
-			panic(specErr)
-		}
-	})
-	return specTable
+// CommandSpecs is a parsed set of command specs. It is immutable once parsed (Merge returns a new
+// set) and safe for concurrent use. A Normalizer without specs knows no program: every command is
+// an unknown program (fail closed).
+type CommandSpecs struct {
+	table map[string]*cmdSpec
 }
 
-// loadSpecs parses every .spec file of fsys; it reports every bad line, not just the first.
-func loadSpecs(fsys fs.FS) (map[string]*cmdSpec, error) {
-	names, err := fs.Glob(fsys, "specs/*.spec")
-	if err != nil {
-		return nil, err
+// Len is the number of programs specified.
+func (c *CommandSpecs) Len() int {
+	if c == nil {
+		return 0
+	}
+	return len(c.table)
+}
+
+// Merge returns the programs of c with those of o added; a program o specifies replaces c's spec
+// of it, sub-commands included.
+func (c *CommandSpecs) Merge(o *CommandSpecs) *CommandSpecs {
+	out := &CommandSpecs{table: make(map[string]*cmdSpec, c.Len()+o.Len())}
+	if c != nil {
+		for k, v := range c.table {
+			out.table[k] = v
+		}
+	}
+	if o != nil {
+		for k, v := range o.table {
+			out.table[k] = v
+		}
+	}
+	return out
+}
+
+func (c *CommandSpecs) lookup(name string) *cmdSpec {
+	if c == nil {
+		return nil
+	}
+	return c.table[name]
+}
+
+// ParseCommandSpecs parses spec files (name → content, names used in messages); it reports every
+// bad line with file:line, not just the first. Aliases ("pip3 = pip") resolve across the files.
+func ParseCommandSpecs(files map[string][]byte) (*CommandSpecs, error) {
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
 	}
 	sort.Strings(names)
 	table := map[string]*cmdSpec{}
 	var problems []string
 	aliases := map[string]string{}
 	for _, n := range names {
-		b, err := fs.ReadFile(fsys, n)
-		if err != nil {
-			return nil, err
-		}
+		b := files[n]
 		for i, line := range strings.Split(string(b), "\n") {
 			if name, target, ok := parseAlias(line); ok {
 				aliases[name] = target
@@ -113,9 +127,9 @@ func loadSpecs(fsys fs.FS) (map[string]*cmdSpec, error) {
 	}
 	if len(problems) > 0 {
 		sort.Strings(problems)
-		return nil, fmt.Errorf("command specs: %s", strings.Join(problems, "; "))
+		return nil, fmt.Errorf("%w: %s", ErrCommandSpecs, strings.Join(problems, "; "))
 	}
-	return table, nil
+	return &CommandSpecs{table: table}, nil
 }
 
 // parseAlias reads "NAME = OTHER": NAME behaves as OTHER (pip3 = pip).
