@@ -47,7 +47,10 @@ type effCtx struct {
 	links    map[string]string // symlink path → its target (both clean)
 	remote   string            // where the commands being walked run ("" here)
 	roots    []string          // find roots, for "{}" in -exec
-	subst    map[int]bool      // command index → reached through a substitution
+	// pipeRoots: what the previous pipeline stage lists (find, ls, git ls-files …): the paths an
+	// xargs in this stage receives lie under them.
+	pipeRoots []string
+	subst     map[int]bool // command index → reached through a substitution
 }
 
 func (s *state) fx() *effCtx {
@@ -149,7 +152,8 @@ func (w *walker) pathEffect(kind, prog, raw string, dyn bool) int {
 		w.pathEffect(EffectRead, prog, raw, dyn)
 		kind = EffectDelete
 	}
-	if kind == "list" {
+	list := kind == "list"
+	if list {
 		kind = EffectRead
 	}
 	if dyn && isUnresolvedText(raw) {
@@ -170,7 +174,9 @@ func (w *walker) pathEffect(kind, prog, raw string, dyn bool) int {
 	sens := s.n.sens.classify(clean)
 	e := Effect{Kind: kind, Target: clean, Program: prog, Detail: sens, InWorkspace: inDir(clean, s.n.opt.Workspace), Sensitive: sens != ""}
 	i := s.addEffect(e)
-	w.derived(kind, prog, clean, sens, e.InWorkspace, false)
+	if !list { // listing a directory of secrets reads names, not the secrets
+		w.derived(kind, prog, clean, sens, e.InWorkspace, false)
+	}
 	return i
 }
 
@@ -582,12 +588,21 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 		w.fixedEffect(name, fx)
 	}
 	w.handle(f, pa, name, args, pipe, idx, stdin)
-	// Operands fed from standard input (xargs, parallel without :::) are unknown.
+	// Operands fed from standard input (xargs, parallel without :::) are unknown, unless the
+	// previous pipeline stage lists a known tree (find . | xargs grep): then they lie under it.
 	if f.via == "xargs" || f.via == "parallel" {
 		for _, r := range pa.spec.operands {
 			r = strings.TrimSuffix(r, "*")
 			switch r {
-			case "read", "write", "delete", "move", "list", "url", "host", "script", "pkg":
+			case "read", "write", "delete", "move", "list":
+				if roots := s.fx().pipeRoots; len(roots) > 0 {
+					for _, root := range roots {
+						w.pathEffect(r, name, root, false)
+					}
+					break
+				}
+				fallthrough
+			case "url", "host", "script", "pkg":
 				s.addUnresolved(r + " operands from standard input (" + f.via + " " + name + ")")
 				k := r
 				if k == "move" {
@@ -602,6 +617,8 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 					k = EffectInstall
 				}
 				s.addEffect(Effect{Kind: k, Target: "(" + f.via + " input)", Program: name, Unresolved: true})
+			default:
+				continue
 			}
 			break
 		}
@@ -1362,7 +1379,14 @@ func (w *walker) interp(f frame, pa parsedArgs, name string, args words, pipe bo
 	if m, _, ok := pa.val("-m"); ok {
 		switch m {
 		case "http.server", "SimpleHTTPServer", "pydoc", "smtpd", "ftplib":
-			s.addEffect(Effect{Kind: EffectListen, Target: m, Program: name, Detail: "module " + m})
+			port := "8000"
+			for _, a := range ops.argv {
+				if isDigits(a) {
+					port = a
+				}
+			}
+			pn, _ := strconv.Atoi(port)
+			s.addEffect(Effect{Kind: EffectListen, Target: port, Program: name, Detail: "module " + m, Port: pn})
 		case "pip", "pip3":
 			if sp := s.n.opt.Commands.lookup("pip"); sp != nil {
 				rest := args.sub(indexOf(args.argv, m) + 1)
@@ -1642,7 +1666,11 @@ func (w *walker) container(f frame, pa parsedArgs, name string, args words, pipe
 			}
 		case "--pid", "--ipc", "--uts", "--userns", "--network", "--net", "--cgroupns":
 			if v == "host" {
-				s.addEffect(Effect{Kind: EffectEscape, Target: "host", Program: name, Detail: "host_" + strings.TrimPrefix(strings.TrimPrefix(o, "--"), "net") + ns(o)})
+				d := "host_" + strings.TrimPrefix(o, "--")
+				if o == "--net" || o == "--network" {
+					d = "host_network"
+				}
+				s.addEffect(Effect{Kind: EffectEscape, Target: "host", Program: name, Detail: d})
 			}
 		case "--cap-add":
 			switch strings.ToUpper(strings.TrimPrefix(strings.ToUpper(v), "CAP_")) {
@@ -1705,13 +1733,6 @@ func (w *walker) container(f frame, pa parsedArgs, name string, args words, pipe
 		s.addEffect(Effect{Kind: EffectExec, Target: remote, Program: name, Detail: strings.Join(rest.argv, " "), Remote: remote})
 		w.remoteArgv(f, remote, rest, name+" run", pipe, idx)
 	}
-}
-
-func ns(o string) string {
-	if o == "--net" || o == "--network" {
-		return "network"
-	}
-	return ""
 }
 
 // containerExec: docker/podman exec CONTAINER CMD…, kubectl exec POD [--] CMD….
@@ -1895,6 +1916,8 @@ func (w *walker) linkCmd(start int, raw string) []int {
 			switch {
 			case x.origin[i] == "redirect":
 				s.addFlow(i, j, "redirect")
+			case x.origin[j] == "redirect" && effs[j].Kind == EffectConnect:
+				s.addFlow(i, j, "redirect") // output redirected to /dev/tcp
 			case x.subst[ci] && ci < cj:
 				s.addFlow(i, j, "subst")
 			case ci == cj && effs[j].Kind == EffectConnect && (effs[i].Kind == EffectSecret || (effs[i].Kind == EffectRead && effs[i].Sensitive)):
@@ -1969,4 +1992,27 @@ func dedupeInts(xs []int) []int {
 		}
 	}
 	return out
+}
+
+// listers are programs whose output is a list of paths under what they read.
+var listers = set("find", "fd", "fdfind", "ls", "git", "grep", "egrep", "rg", "ag", "ack", "tree", "locate")
+
+// listedRoots returns the trees a pipeline stage (effects [from, to)) lists when its program is a
+// lister: the paths the next stage receives on standard input lie under them. nil otherwise.
+func (w *walker) listedRoots(from, to int) []string {
+	var roots []string
+	effs := w.s.act.Effects
+	for i := from; i < to && i < len(effs); i++ {
+		e := effs[i]
+		if !listers[e.Program] {
+			return nil
+		}
+		if e.Kind == EffectRead && !e.Unresolved {
+			roots = append(roots, e.Target)
+		}
+	}
+	if len(roots) > maxLoopItems {
+		return nil
+	}
+	return roots
 }

@@ -165,11 +165,18 @@ func (w *walker) stmt(f frame, st *syntax.Stmt, pipe bool, idx int, bg bool) {
 			parts := flattenPipe(st)
 			starts := make([]int, len(parts))
 			effStarts := make([]int, len(parts))
+			x := w.s.fx()
+			prevRoots := x.pipeRoots
 			for i, p := range parts {
 				starts[i] = len(w.s.act.Commands)
 				effStarts[i] = len(w.s.act.Effects)
+				x.pipeRoots = nil
+				if i > 0 {
+					x.pipeRoots = w.listedRoots(effStarts[i-1], len(w.s.act.Effects))
+				}
 				w.stmt(f, p, true, i, bg)
 			}
+			x.pipeRoots = prevRoots
 			w.pipedScripts(f, starts)
 			w.linkPipe(effStarts, len(w.s.act.Effects))
 			return
@@ -945,6 +952,8 @@ func shellScript(args []string) (script string, hasC bool, file string) {
 		case len(a) > 1 && (a[0] == '-' || a[0] == '+'):
 			if strings.ContainsRune(a[1:], 'c') {
 				hasC = true
+			} else if a[0] == '-' && strings.ContainsRune(a[1:], 's') {
+				return "", false, "" // -s: the script is standard input; the operands are its arguments
 			}
 		default:
 			if hasC {
