@@ -2,6 +2,7 @@ package normalize
 
 import (
 	"path"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -183,6 +184,10 @@ func (w *walker) pathEffect(kind, prog, raw string, dyn bool) int {
 // derived adds the secret, persistence or privilege effect a path effect implies.
 func (w *walker) derived(kind, prog, clean, sens string, inWS, unresolved bool) {
 	s := w.s
+	if sens == "container_socket" {
+		// Whoever talks to the container runtime's socket controls the host.
+		s.addEffect(Effect{Kind: EffectEscape, Target: clean, Program: prog, Detail: "docker_socket", Sensitive: true, Unresolved: unresolved})
+	}
 	switch {
 	case kind == EffectRead && secretKinds[sens]:
 		s.addEffect(Effect{Kind: EffectSecret, Target: clean, Program: prog, Detail: sens, InWorkspace: inWS, Sensitive: true, Unresolved: unresolved})
@@ -467,7 +472,77 @@ func (w *walker) codeEffect(prog, code string, dyn bool) int {
 	for _, m := range urlInTextRE.FindAllString(code, 16) {
 		w.urlEffect(prog, strings.TrimRight(m, ".,:;!?"), false)
 	}
+	w.inlineCode(prog, code)
 	return i
+}
+
+// Inline code of interpreters (python -c, perl -e, node -e, ruby -e, php -r, awk): what it visibly
+// does. A reading for rules, not a parser of five languages: literal arguments of shell-outs are
+// walked as shell, literal paths of delete and write calls become effects, literal hosts near
+// socket calls become connections, and decoded-then-evaluated code is unresolved.
+var (
+	shellOutRE = regexp.MustCompile(`(?:os\.system|os\.popen|subprocess\.(?:call|run|Popen|check_output|check_call|getoutput|getstatusoutput)|\bsystem|shell_exec|passthru|\bpopen|execSync|spawnSync|\bexec|\bspawn|IO\.popen|Kernel\.system)\s*\(?\s*\[?\s*["']([^"']+)["']`)
+	deleteRE   = regexp.MustCompile(`(?:shutil\.rmtree|os\.remove|os\.unlink|os\.rmdir|os\.removedirs|Path\(["'][^"']+["']\)\.unlink|fs\.rmSync|fs\.rmdirSync|fs\.unlinkSync|fs\.rm|rimraf|FileUtils\.rm_rf|FileUtils\.rm_r|FileUtils\.rm|File\.delete|\bunlink|\brmtree)\s*\(?\s*["']([^"']+)["']`)
+	writeRE    = regexp.MustCompile(`(?:open\s*\(\s*["']([^"']+)["']\s*,\s*["'][wax]b?\+?["']|(?:fs\.writeFileSync|fs\.appendFileSync|fs\.writeFile|File\.write|file_put_contents)\s*\(\s*["']([^"']+)["'])`)
+	netWordRE  = regexp.MustCompile(`socket|connect|fsockopen|TCPSocket|/inet/tcp|/dev/tcp|net\.connect|createConnection|urlopen|requests\.|http\.client|fetch\(|XMLHttpRequest|LWP|Net::|HTTP::Tiny|curl_init`)
+	hostLitRE  = regexp.MustCompile(`["'/]((?:\d{1,3}\.){3}\d{1,3}|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})["'/,:]`)
+	obfuscRE   = regexp.MustCompile(`b64decode|base64|Buffer\.from|fromCharCode|pack\s*\(\s*["']H|codecs\.decode|zlib\.decompress|marshal\.loads|\\x[0-9a-fA-F]{2}.*\\x[0-9a-fA-F]{2}|rot13|atob\(|unhexlify|bytes\.fromhex`)
+	evalRE     = regexp.MustCompile(`\b(?:exec|eval|system|compile|Function|instance_eval|class_eval|assert)\s*\(`)
+)
+
+func (w *walker) inlineCode(prog, code string) {
+	s := w.s
+	if len(code) > maxExpandedWord {
+		return
+	}
+	for _, m := range shellOutRE.FindAllStringSubmatch(code, 8) {
+		if d := w.s.fx(); d != nil && len(m[1]) > 0 {
+			w.script(m[1], 1, prog+" code", false)
+		}
+	}
+	for _, m := range deleteRE.FindAllStringSubmatch(code, 8) {
+		w.pathEffect(EffectDelete, prog, m[1], false)
+	}
+	for _, m := range writeRE.FindAllStringSubmatch(code, 8) {
+		w.pathEffect(EffectWrite, prog, m[1]+m[2], false)
+	}
+	if netWordRE.MatchString(code) {
+		for _, m := range hostLitRE.FindAllStringSubmatch(code, 8) {
+			h := m[1]
+			if strings.Contains(h, ".") && !strings.HasSuffix(h, ".py") && !strings.HasSuffix(h, ".js") && !strings.HasSuffix(h, ".sh") &&
+				(looksLikeHost(h) || isIPv4(h)) && !isFileLike(h) {
+				w.hostEffect(prog, h, "", "tcp", false)
+			}
+		}
+	}
+	if obfuscRE.MatchString(code) && evalRE.MatchString(code) {
+		s.addUnresolved("code decoded at run time (" + prog + ")")
+		s.addEffect(Effect{Kind: EffectExec, Target: prog, Program: prog, Detail: "decoded code", Unresolved: true})
+	}
+}
+
+func isIPv4(h string) bool {
+	parts := strings.Split(h, ".")
+	if len(parts) != 4 {
+		return false
+	}
+	for _, p := range parts {
+		if !isDigits(p) || len(p) > 3 {
+			return false
+		}
+	}
+	return true
+}
+
+// isFileLike: a dotted word that names a file or module rather than a host (os.path, index.html).
+func isFileLike(h string) bool {
+	ext := h[strings.LastIndexByte(h, '.')+1:]
+	switch strings.ToLower(ext) {
+	case "py", "js", "ts", "sh", "rb", "pl", "php", "html", "htm", "json", "txt", "md", "yaml", "yml", "toml", "csv", "log", "conf",
+		"path", "system", "environ", "popen", "call", "run", "connect", "socket", "stdin", "stdout", "stderr", "exe", "dll", "so", "tar", "gz", "zip":
+		return true
+	}
+	return false
 }
 
 // execFile records prog running a script file (or prog itself being a file).
@@ -642,7 +717,8 @@ var shellBuiltinNoop = set(":", "{", "}", "!")
 // handlerOwnsOperands: handlers that read every operand themselves.
 var handlerOwnsOperands = set("tar", "remotecopy", "grep", "sed", "awk", "ln", "find", "nc", "interp", "shell", "install",
 	"gitpush", "gitclone", "gitconfig", "gitremote", "container", "containerexec", "kubeexec", "ssh", "fmt", "7z", "unzip",
-	"compress", "httpie", "dig", "chmod", "npx", "cargoinstall", "gorun", "uvrun", "dockercp", "dev", "setcap", "pip", "hyperfine", "adb", "ztcp")
+	"compress", "httpie", "dig", "chmod", "npx", "cargoinstall", "gorun", "uvrun", "dockercp", "dev", "setcap", "pip", "hyperfine", "adb", "ztcp",
+	"npmconfig")
 
 // followed: commands whose inner command follow() walks already.
 func followed(name string) bool {
@@ -721,7 +797,7 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 			if stdin != "" {
 				d = stdin
 			}
-			s.addEffect(Effect{Kind: EffectExec, Target: name, Program: name, Detail: d})
+			w.stdinExec(name, d, pipe && idx > 0 && stdin == "" && !w.literalStdin(f, idx))
 		}
 	case "interp":
 		w.interp(f, pa, name, args, pipe, idx, stdin)
@@ -733,7 +809,8 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 		if name == "awk" || name == "gawk" || name == "mawk" || name == "nawk" {
 			if _, _, ok := pa.val("-f", "--file"); !ok && len(ops.argv) > 0 {
 				prog := ops.argv[0]
-				if strings.Contains(prog, "system(") || strings.Contains(prog, "| getline") || strings.Contains(prog, "|getline") || strings.Contains(prog, "print |") || strings.Contains(prog, "printf |") {
+				if strings.Contains(prog, "system(") || strings.Contains(prog, "| getline") || strings.Contains(prog, "|getline") || strings.Contains(prog, "print |") ||
+					strings.Contains(prog, "printf |") || strings.Contains(prog, "|&") || strings.Contains(prog, "/inet/") {
 					w.codeEffect(name, prog, ops.dyn[0])
 				}
 			}
@@ -1277,8 +1354,8 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 		case "shell", "exec-out":
 			if len(ops.argv) > 1 {
 				cmd := strings.Join(ops.argv[1:], " ")
+				// Recorded, not walked: device shell text (input text …) is mostly typed data.
 				s.addEffect(Effect{Kind: EffectExec, Target: "android:device", Program: name, Detail: cmd, Remote: "android:device"})
-				w.remoteScript("android:device", cmd, f.depth+1, "adb shell")
 			}
 		case "push":
 			for k := 1; k < len(ops.argv)-1; k++ {
@@ -1300,6 +1377,12 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 			w.hostEffect(name, ops.argv[0], ops.argv[1], "tcp", ops.dyn[0])
 		} else if pa.has("-l") {
 			s.addEffect(Effect{Kind: EffectListen, Target: strings.Join(ops.argv, " "), Program: name})
+		}
+	case "npmconfig":
+		// npm config set registry URL (or @scope:registry): later installs come from URL.
+		if len(ops.argv) >= 3 && ops.argv[0] == "set" && strings.HasSuffix(ops.argv[1], "registry") {
+			s.addEffect(Effect{Kind: EffectPersistence, Target: "npm config " + ops.argv[1], Program: "npm", Detail: "package source: " + ops.argv[2]})
+			w.urlEffect("npm", ops.argv[2], ops.dyn[2])
 		}
 	case "sshkeygen", "capsh":
 	}
@@ -1412,8 +1495,40 @@ func (w *walker) interp(f frame, pa parsedArgs, name string, args words, pipe bo
 			w.codeEffect(name, stdin, false)
 			return
 		}
-		s.addEffect(Effect{Kind: EffectExec, Target: name, Program: name, Detail: d})
+		w.stdinExec(name, d, pipe && idx > 0 && !w.literalStdin(f, idx))
 	}
+}
+
+// stdinExec records a shell or interpreter running code from its standard input; unresolved when
+// a pipe feeds it something other than literal text (curl … | sh, base64 -d <<< … | bash).
+func (w *walker) stdinExec(prog, detail string, unresolved bool) {
+	if unresolved {
+		w.s.addUnresolved("code from standard input (" + prog + ")")
+	}
+	w.s.addEffect(Effect{Kind: EffectExec, Target: prog, Program: prog, Detail: detail, Unresolved: unresolved})
+}
+
+// literalStdin reports whether pipeline stage idx-1 (at the frame's depth) writes literal text
+// that the walker read as a script: echo/printf of literals, possibly through base64 -d.
+func (w *walker) literalStdin(f frame, idx int) bool {
+	cmds := w.s.act.Commands
+	for k := len(cmds) - 1; k >= 0; k-- {
+		c := cmds[k]
+		if c.Depth != f.depth || !c.Pipe || c.PipeIndex != idx-1 {
+			continue
+		}
+		if c.Dynamic {
+			return false
+		}
+		if isEcho(c.Name) {
+			return true
+		}
+		if c.Name == "base64" && hasDecodeFlag(c.Args) {
+			return idx >= 2 && w.literalStdin(f, idx-1)
+		}
+		return false
+	}
+	return false
 }
 
 // tar reads tar's mode (-c, -x, -t; also the old "tar czf" form) and archive.

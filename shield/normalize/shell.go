@@ -215,6 +215,11 @@ func (w *walker) stmt(f frame, st *syntax.Stmt, pipe bool, idx int, bg bool) {
 				w.funcs = map[string]bool{}
 			}
 			w.funcs[c.Name.Value] = true
+			if callsItself(c) {
+				// Recursion (a fork bomb when piped or backgrounded): its effects are unbounded.
+				w.s.addUnresolved("recursive function " + c.Name.Value)
+				w.s.addEffect(Effect{Kind: EffectExec, Target: c.Name.Value, Program: c.Name.Value, Detail: "recursive function", Unresolved: true})
+			}
 		}
 		w.stmt(f, c.Body, false, 0, false)
 	case *syntax.DeclClause:
@@ -1760,4 +1765,19 @@ func paramName(x *syntax.ParamExp) string {
 		return ""
 	}
 	return x.Param.Value
+}
+
+// callsItself reports whether a function's body runs the function.
+func callsItself(fd *syntax.FuncDecl) bool {
+	name := fd.Name.Value
+	found := false
+	syntax.Walk(fd.Body, func(n syntax.Node) bool {
+		if ce, ok := n.(*syntax.CallExpr); ok && len(ce.Args) > 0 {
+			if lit := ce.Args[0].Lit(); lit == name {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
 }
