@@ -3,6 +3,8 @@ package engine
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -72,5 +74,21 @@ func TestAgentEnv(t *testing.T) {
 				t.Errorf("agentEnv (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestAgentProfileExcludesStateDir: the agent's profile never grants the state directory, and a
+// workspace holding it is refused rather than confined with it.
+func TestAgentProfileExcludesStateDir(t *testing.T) {
+	base := t.TempDir()
+	ws := filepath.Join(base, "project")
+	os.Mkdir(ws, 0o755)
+	s := &Supervisor{ShieldBin: os.Args[0], Workspace: ws, Protected: []string{filepath.Join(base, "state")}}
+	if _, err := s.AgentProfile(); err != nil {
+		t.Fatalf("state dir beside the workspace: %v", err)
+	}
+	s.Protected = []string{filepath.Join(ws, "var")}
+	if _, err := s.AgentProfile(); err == nil || !strings.Contains(err.Error(), "protected") {
+		t.Errorf("state dir inside the workspace: AgentProfile = %v, want a refusal", err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/shieldsec/shield/engine/exec"
 	"github.com/shieldsec/shield/sandbox"
 )
 
@@ -28,6 +29,9 @@ type Supervisor struct {
 	// AllowUnsandboxed lets the agent start when the kernel has no Landlock (status
 	// unavailable); logged loudly and recorded. Partial or unsandboxed never start.
 	AllowUnsandboxed bool
+	// Protected are paths the agent's profile must never grant (the state directory, audit trail
+	// and keys); AgentProfile refuses a profile that reaches one.
+	Protected []string
 	// Listener receives the engine end of each agent's socket pair; the engine's gRPC server
 	// serves AgentService on it.
 	Listener *ConnListener
@@ -101,7 +105,14 @@ func (s *Supervisor) record(ctx context.Context, typ string, payload any) {
 
 // AgentProfile is the profile the agent runs under.
 func (s *Supervisor) AgentProfile() (sandbox.Profile, error) {
-	return sandbox.DefaultAgentProfile(s.Workspace, sandbox.AgentOptions{LLMPort: s.LLMPort}).WithProgram(s.ShieldBin)
+	prof, err := sandbox.DefaultAgentProfile(s.Workspace, sandbox.AgentOptions{LLMPort: s.LLMPort}).WithProgram(s.ShieldBin)
+	if err != nil {
+		return prof, err
+	}
+	if err := exec.CheckProtected(prof, s.Protected); err != nil {
+		return sandbox.Profile{}, fmt.Errorf("agent profile: %w", err)
+	}
+	return prof, nil
 }
 
 // runOnce probes, gates and runs one agent process until it exits.

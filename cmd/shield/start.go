@@ -34,7 +34,7 @@ func runStart(ctx context.Context, env *cmdEnv, args []string) error {
 	fs := newFlagSet(env, "start", "--workspace DIR [--config FILE] [--state-dir DIR]")
 	workspace := fs.String("workspace", "", "the agent's workspace directory")
 	cfgPath := fs.String("config", "", "engine config (YAML: the serve keys plus workspace, llm, egress)")
-	stateDir := fs.String("state-dir", "", "state directory (default ./var)")
+	stateDir := fs.String("state-dir", "", "state directory, outside every workspace (default $STATE_DIRECTORY, /var/lib/shield as root, else $XDG_STATE_HOME/shield)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -62,6 +62,13 @@ func runStart(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	cfg.Socket, cfg.Audit.Dir, cfg.Audit.KeyFile = "", "", ""
 	cfg.Config.withDefaults()
+	if cfg.Policy.Workspace == "" {
+		cfg.Policy.Workspace = ws
+	}
+	// Checked here, before anything is created under the state dir, and again by the engine.
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("invalid configuration:\n%w", err)
+	}
 	dir := filepath.Join(cfg.StateDir, "engines")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
@@ -213,7 +220,7 @@ func exitCode(err error) int {
 func runChat(ctx context.Context, env *cmdEnv, args []string) error {
 	fs := newFlagSet(env, "chat", "[--workspace DIR] [--state-dir DIR] [--session ID] [--otr] [--json] MESSAGE")
 	workspace := fs.String("workspace", ".", "the workspace of the running engine")
-	stateDir := fs.String("state-dir", "./var", "state directory of the running engine")
+	stateDir := fs.String("state-dir", defaultStateDir(), "state directory of the running engine")
 	session := fs.String("session", "", "continue this session")
 	otr := fs.Bool("otr", false, "off the record: not persisted, writes refused")
 	asJSON := fs.Bool("json", false, "print one event per line as JSON")

@@ -27,6 +27,9 @@ type Shell struct {
 	ConnectTCP []uint16
 	// ReadOnly adds readable paths.
 	ReadOnly []string
+	// Protected are paths no command may reach (the appliance's state directory, audit trail and
+	// keys): Run refuses when the profile would grant one of them (CheckProtected).
+	Protected []string
 }
 
 // Result is what a command produced.
@@ -84,9 +87,13 @@ func (s *Shell) Run(ctx context.Context, command string) (Result, error) {
 		return Result{}, err
 	}
 	defer os.RemoveAll(tmp)
+	prof := s.Profile(tmp)
+	if err := CheckProtected(prof, s.Protected); err != nil {
+		return Result{}, fmt.Errorf("shell executor: %w", err)
+	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd, err := sandbox.Command(ctx, s.ShieldBin, s.Profile(tmp), "/bin/sh", "-c", command)
+	cmd, err := sandbox.Command(ctx, s.ShieldBin, prof, "/bin/sh", "-c", command)
 	if err != nil {
 		return Result{}, fmt.Errorf("shell executor: %w", err)
 	}

@@ -87,3 +87,39 @@ func TestShellConfined(t *testing.T) {
 		t.Errorf("timeout not enforced: %+v", r)
 	}
 }
+
+// TestShellCannotReachStateDir: a confined tool call cannot read the audit key of a state
+// directory beside the workspace, nor delete it; a profile that would grant the state directory
+// (here through an extra read-only path above it) is refused before anything runs.
+func TestShellCannotReachStateDir(t *testing.T) {
+	if sandbox.LandlockABI() < 4 {
+		t.Skipf("Landlock ABI %d: the shell executor needs ABI 4 (TCP rules)", sandbox.LandlockABI())
+	}
+	base := t.TempDir()
+	ws := filepath.Join(base, "project")
+	state := filepath.Join(base, "state")
+	key := filepath.Join(state, "keys", "audit.key")
+	for _, d := range []string{ws, filepath.Dir(key)} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(key, []byte("PRIVATE-KEY-MATERIAL"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := &Shell{ShieldBin: os.Args[0], Workspace: ws, Timeout: 20 * time.Second, Protected: []string{state}}
+	r, err := s.Run(context.Background(), "cat "+key+"; rm -rf "+state+"; ls "+state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(r.Output, "PRIVATE-KEY-MATERIAL") {
+		t.Errorf("the confined shell read the audit key: %q", r.Output)
+	}
+	if _, err := os.Stat(key); err != nil {
+		t.Errorf("the confined shell removed the audit key: %v", err)
+	}
+	s.ReadOnly = []string{base}
+	if _, err := s.Run(context.Background(), "true"); err == nil || !strings.Contains(err.Error(), "protected") {
+		t.Errorf("a profile granting the state dir ran: %v", err)
+	}
+}
