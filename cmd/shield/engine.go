@@ -33,6 +33,12 @@ import (
 
 func init() {
 	register(&command{name: "internal-engine", hidden: true, run: runEngine})
+	register(&command{name: exec.ReaperCommand, hidden: true, run: func(_ context.Context, _ *cmdEnv, args []string) error {
+		if code := exec.Reaper(args); code != 0 {
+			return exitError{code: code}
+		}
+		return nil
+	}})
 }
 
 // EngineConfig is the file `shield start` hands to `shield internal-engine` (strict YAML). It
