@@ -41,6 +41,9 @@ type Supervisor struct {
 	MaxCrashes  int           // default 5
 	CrashWindow time.Duration // default 60s
 	Backoff     time.Duration // default 1s
+
+	// runAgent replaces runOnce in tests.
+	runAgent func(context.Context) error
 }
 
 // ErrCrashBudget is returned when the agent crashed too often.
@@ -61,15 +64,30 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	if backoff <= 0 {
 		backoff = time.Second
 	}
+	run := s.runOnce
+	if s.runAgent != nil {
+		run = s.runAgent
+	}
 	var crashes []time.Time
 	for {
-		err := s.runOnce(ctx)
+		err := run(ctx)
 		if ctx.Err() != nil {
 			return nil
 		}
 		var gate *GateError
 		if errors.As(err, &gate) {
 			return err // a sandbox that does not hold is not retried
+		}
+		if err == nil {
+			// Exit status 0: the agent ended by itself, cleanly; restarted, not a crash.
+			s.Log.Info("agent exited cleanly; starting a new one")
+			s.record(ctx, "agent_exited", map[string]any{"status": 0})
+			select {
+			case <-time.After(backoff):
+				continue
+			case <-ctx.Done():
+				return nil
+			}
 		}
 		now := time.Now()
 		crashes = append(crashes, now)
@@ -115,7 +133,7 @@ func (s *Supervisor) AgentProfile() (sandbox.Profile, error) {
 	return prof, nil
 }
 
-// runOnce probes, gates and runs one agent process until it exits.
+// runOnce probes, gates and runs one agent process until it exits: nil for exit status 0.
 func (s *Supervisor) runOnce(ctx context.Context) error {
 	prof, err := s.AgentProfile()
 	if err != nil {
@@ -174,9 +192,6 @@ func (s *Supervisor) runOnce(ctx context.Context) error {
 	s.Log.Info("agent started", "agent_id", agentID, "pid", cmd.Process.Pid, "sandbox", string(report.Status))
 	err = cmd.Wait()
 	conn.Close()
-	if err == nil {
-		err = errors.New("agent exited")
-	}
 	return err
 }
 

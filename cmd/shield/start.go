@@ -106,7 +106,7 @@ func runStart(ctx context.Context, env *cmdEnv, args []string) error {
 }
 
 // processManager keeps the engine running: 5 crashes in a 60 s window end it, 1 s apart;
-// exit status 75 restarts at once, uncounted; cancellation sends SIGTERM, then SIGKILL after 5 s.
+// exit status 75 restarts at once, uncounted; exit status 0 is a clean stop (not a crash); cancellation sends SIGTERM, then SIGKILL after 5 s.
 type processManager struct {
 	bin  string
 	args []string
@@ -118,6 +118,11 @@ func (pm *processManager) run(ctx context.Context) error {
 	for {
 		code, err := pm.once(ctx)
 		if ctx.Err() != nil {
+			return nil
+		}
+		if code == 0 && err == nil {
+			// A clean exit is a stop, not a crash.
+			fmt.Fprintln(pm.env.stderr, "shield start: engine stopped")
 			return nil
 		}
 		if code == exitRestart {
