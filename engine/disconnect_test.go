@@ -3,9 +3,13 @@ package engine
 import (
 	"context"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/shieldsec/shield/agent"
 	"github.com/shieldsec/shield/agent/llm"
@@ -94,5 +98,70 @@ func TestEngineClientDisconnectDuringToolCall(t *testing.T) {
 	case err := <-agentDone:
 		t.Errorf("the agent stopped: %v", err)
 	default:
+	}
+}
+
+// TestEngineClientThatStopsReading: a client that stays connected but stops reading its events
+// ends its own turn once it is too far behind; the agent finishes, and the next client is served.
+// Before, the turn blocked in a flow-controlled Send while holding the one-turn lock, forever.
+func TestEngineClientThatStopsReading(t *testing.T) {
+	f := newFixture(t)
+	tok, err := f.eng.NewToken("{}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st, err := f.agent.RunSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Send(&agentv1.AgentEvent{Event: &agentv1.AgentEvent_AgentReady{AgentReady: &agentv1.AgentReady{AgentId: "a1", Token: tok, SandboxCanaryJson: "{}"}}}); err != nil {
+		t.Fatal(err)
+	}
+	// The agent answers the first request with 4 MiB of tokens, the next ones briefly.
+	go func() {
+		first := true
+		for {
+			d, err := st.Recv()
+			if err != nil {
+				return
+			}
+			if d.GetProcessRequest() == nil {
+				continue
+			}
+			if first {
+				first = false
+				chunk := strings.Repeat("x", 2048)
+				for range 2048 {
+					if st.Send(&agentv1.AgentEvent{Event: &agentv1.AgentEvent_LlmToken{LlmToken: &agentv1.LLMToken{Token: chunk}}}) != nil {
+						return
+					}
+				}
+			}
+			st.Send(&agentv1.AgentEvent{Event: &agentv1.AgentEvent_ResponseComplete{ResponseComplete: &agentv1.ResponseComplete{Content: "done"}}})
+		}
+	}()
+	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer wcancel()
+	if err := f.eng.WaitAgent(wctx); err != nil {
+		t.Fatalf("agent never connected: %v", err)
+	}
+	// A second connection that opens the stream and never reads it.
+	conn, err := grpc.NewClient(f.conn.Target(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	stalled, err := agentv1.NewClientServiceClient(conn).SendMessage(ctx, &agentv1.SendMessageRequest{Content: "flood me"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stalled.Header(); err != nil { // the turn has started; then nothing more is read
+		t.Fatal(err)
+	}
+	evs := collect(t, f, &agentv1.SendMessageRequest{Content: "hello"})
+	if len(evs) == 0 || evs[len(evs)-1].GetType() != agentv1.PipelineEvent_RESPONSE_COMPLETE {
+		t.Fatalf("the next client after a stalled one: events %s", types(evs))
 	}
 }

@@ -262,6 +262,8 @@ func (e *Engine) SendMessage(req *agentv1.SendMessageRequest, out agentv1.Client
 	}
 	ctx, cancel := context.WithTimeout(out.Context(), e.cfg.TurnTimeout)
 	defer cancel()
+	cs := newClientStream(out, cancel)
+	defer cs.close(5 * time.Second)
 	otr := req.GetMode() == agentv1.SessionMode_SESSION_MODE_OTR
 	sid := req.GetSessionId()
 	var history []*agentv1.HistoryMessage
@@ -274,7 +276,7 @@ func (e *Engine) SendMessage(req *agentv1.SendMessageRequest, out agentv1.Client
 		}
 		history = h
 	}
-	t := &turn{e: e, a: a, out: out, sid: sid, mid: randomID(), otr: otr}
+	t := &turn{e: e, a: a, out: cs, sid: sid, mid: randomID(), otr: otr}
 	mode := agentv1.SessionMode_SESSION_MODE_NORMAL
 	if otr {
 		mode = agentv1.SessionMode_SESSION_MODE_OTR
@@ -312,7 +314,7 @@ func (e *Engine) SendMessage(req *agentv1.SendMessageRequest, out agentv1.Client
 type turn struct {
 	e      *Engine
 	a      *agentConn
-	out    agentv1.ClientService_SendMessageServer
+	out    *clientStream
 	sid    string
 	mid    string
 	otr    bool
@@ -376,7 +378,7 @@ func (t *turn) emit(ev *agentv1.PipelineEvent) error {
 	t.seq++
 	ev.Seq = t.seq
 	ev.SessionId, ev.MessageId = t.sid, t.mid
-	return t.out.Send(ev)
+	return t.out.send(ev)
 }
 
 // run relays agent events until the response completes.
