@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 
 	"github.com/shieldsec/shield/agent"
 	"github.com/shieldsec/shield/agent/llm"
@@ -163,5 +165,54 @@ func TestEngineClientThatStopsReading(t *testing.T) {
 	evs := collect(t, f, &agentv1.SendMessageRequest{Content: "hello"})
 	if len(evs) == 0 || evs[len(evs)-1].GetType() != agentv1.PipelineEvent_RESPONSE_COMPLETE {
 		t.Fatalf("the next client after a stalled one: events %s", types(evs))
+	}
+}
+
+// TestEngineDropsAgentThatDoesNotFinish: an agent that does not finish a cancelled turn within
+// DrainTimeout loses its stream (the supervisor then starts a fresh one) rather than leaving
+// stale events for the next turn.
+func TestEngineDropsAgentThatDoesNotFinish(t *testing.T) {
+	f := newFixture(t)
+	f.eng.cfg.DrainTimeout = 100 * time.Millisecond
+	tok, err := f.eng.NewToken("{}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st, err := f.agent.RunSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Send(&agentv1.AgentEvent{Event: &agentv1.AgentEvent_AgentReady{AgentReady: &agentv1.AgentReady{AgentId: "a1", Token: tok, SandboxCanaryJson: "{}"}}}); err != nil {
+		t.Fatal(err)
+	}
+	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer wcancel()
+	if err := f.eng.WaitAgent(wctx); err != nil {
+		t.Fatalf("agent never connected: %v", err)
+	}
+	cctx, ccancel := context.WithCancel(ctx)
+	cs, err := f.client.SendMessage(cctx, &agentv1.SendMessageRequest{Content: "hang"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := st.Recv(); err != nil || d.GetProcessRequest() == nil {
+		t.Fatalf("agent: %v %v", d, err)
+	}
+	// One token, then the agent hangs; the client reads it and leaves.
+	st.Send(&agentv1.AgentEvent{Event: &agentv1.AgentEvent_LlmToken{LlmToken: &agentv1.LLMToken{Token: "t"}}})
+	if _, err := cs.Recv(); err != nil {
+		t.Fatal(err)
+	}
+	ccancel()
+	for {
+		_, err := st.Recv()
+		if err != nil {
+			if status.Code(err) != codes.Aborted {
+				t.Errorf("agent stream ended with %v, want Aborted", err)
+			}
+			break
+		}
 	}
 }
