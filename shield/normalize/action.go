@@ -9,6 +9,10 @@
 //     policies/default/catalog.yaml);
 //   - shell parsing (shell.go, with the wrapper and file-command tables in commands.go), behind a
 //     linear pre-scan of every shell string against the input limits (limits.go);
+//   - the command-effect model: the command spec format (spec.go: ParseCommandSpecs, a getopt
+//     grammar and operand roles per program; the default specs are the bundle files
+//     policies/default/commands/*.spec) and the engine that turns each simple command into Effects,
+//     Flows between them, Unresolved operands and UnknownPrograms (effects.go, effects_shell.go);
 //   - path resolution and the sensitive-path table (paths.go, sensitive.go);
 //   - URL splitting and host classification (urls.go);
 //   - Normalizer (New, Normalize): bounded, never failing, safe for concurrent use.
