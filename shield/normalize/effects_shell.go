@@ -40,7 +40,7 @@ var systemBinDirs = set("/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbi
 type effCtx struct {
 	effCmd   []int             // effect index → index of the command that produced it
 	origin   []string          // effect index → "redirect" or ""
-	seen     map[string]int    // dedupe key → effect index
+	seen     map[effKey]int    // dedupe key → effect index
 	flowSeen map[[2]int]bool   // (from, to)
 	lists    map[string]bool   // values already in Unresolved / UnknownPrograms
 	varTaint map[string][]int  // variable → source effects its value carries
@@ -56,10 +56,13 @@ type effCtx struct {
 
 func (s *state) fx() *effCtx {
 	if s.eff == nil {
-		s.eff = &effCtx{seen: map[string]int{}} // the other maps are made on first write
+		s.eff = &effCtx{seen: make(map[effKey]int, 8)} // the other maps are made on first write
 	}
 	return s.eff
 }
+
+// effKey identifies an effect for deduplication.
+type effKey struct{ kind, target, program, detail, remote string }
 
 // addEffect appends e (once) and returns its index, or -1 when the bound is hit.
 func (s *state) addEffect(e Effect) int {
@@ -67,7 +70,7 @@ func (s *state) addEffect(e Effect) int {
 	if e.Remote == "" {
 		e.Remote = x.remote
 	}
-	key := e.Kind + "\x00" + e.Target + "\x00" + e.Program + "\x00" + e.Detail + "\x00" + e.Remote
+	key := effKey{e.Kind, e.Target, e.Program, e.Detail, e.Remote}
 	if i, ok := x.seen[key]; ok {
 		if e.Unresolved {
 			s.act.Effects[i].Unresolved = true
