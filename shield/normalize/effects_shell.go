@@ -1784,8 +1784,15 @@ func (w *walker) container(f frame, pa parsedArgs, name string, args words, pipe
 					k = EffectRead
 				}
 				s.addEffect(Effect{Kind: k, Target: clean, Program: name, Detail: "mount", InWorkspace: true})
+			case sens != "" || hostSystemDir(clean):
+				s.addEffect(Effect{Kind: EffectEscape, Target: clean, Program: name, Detail: "host_mount", Sensitive: true})
 			default:
-				s.addEffect(Effect{Kind: EffectEscape, Target: clean, Program: name, Detail: "host_mount", Sensitive: sens != "" || clean == "/"})
+				// Any other host directory: the container reads and writes it, nothing more.
+				k := EffectWrite
+				if strings.HasSuffix(v, ":ro") || strings.Contains(v, "readonly") {
+					k = EffectRead
+				}
+				s.addEffect(Effect{Kind: k, Target: clean, Program: name, Detail: "mount"})
 			}
 		case "--pid", "--ipc", "--uts", "--userns", "--network", "--net", "--cgroupns":
 			if v == "host" {
@@ -1921,6 +1928,19 @@ func (w *walker) cloud(name string, ops words, secrets [][]string) {
 			w.pathEffect(EffectRead, name, a, ops.dyn[k])
 		}
 	}
+}
+
+// hostSystemDir: mounting it (or a parent of it) into a container hands the container the host.
+func hostSystemDir(p string) bool {
+	if p == "/" {
+		return true
+	}
+	for _, d := range []string{"/etc", "/root", "/home", "/var", "/proc", "/sys", "/dev", "/boot", "/usr", "/lib", "/lib64", "/bin", "/sbin", "/run", "/opt", "/srv"} {
+		if p == d || inDir(p, d) && (d == "/etc" || d == "/root" || d == "/proc" || d == "/sys" || d == "/dev" || d == "/boot" || d == "/run" || p == d) {
+			return true
+		}
+	}
+	return false
 }
 
 func hasSeq(xs, seq []string) bool {
