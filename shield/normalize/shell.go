@@ -460,13 +460,16 @@ func (w *walker) part(f frame, sb *strings.Builder, p syntax.WordPart, inDQ bool
 			sb.WriteString(g)
 			return
 		}
-		if v, ok := w.paramValue(x); ok && (inDQ || !strings.ContainsAny(v, " \t\n*?[")) {
-			if w.substBytes+len(v) <= maxExpandedArgv && sb.Len()+len(v) <= maxExpandedWord {
+		if v, ok := w.paramValue(x); ok {
+			// The budget is checked before the value is scanned: a large value referenced many
+			// times must not be scanned each time.
+			if w.substBytes+len(v) > maxExpandedArgv || sb.Len()+len(v) > maxExpandedWord {
+				w.s.act.Truncated = true
+			} else if inDQ || !strings.ContainsAny(v, " \t\n*?[") {
 				w.substBytes += len(v)
 				sb.WriteString(v)
 				return
 			}
-			w.s.act.Truncated = true
 		}
 		*dyn = true
 		sb.WriteString(slice(f.src, p.Pos(), p.End()))
