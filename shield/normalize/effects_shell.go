@@ -2045,14 +2045,24 @@ func (w *walker) linkCmd(start int, raw string) []int {
 			}
 		}
 	}
+	var srcs, snks []int
 	for i := start; i < len(effs); i++ {
-		if !isSource(effs[i]) {
-			continue
+		if isSource(effs[i]) {
+			srcs = append(srcs, i)
 		}
+		if isSink(effs[i]) {
+			snks = append(snks, i)
+		}
+	}
+	if len(srcs)*len(snks) > maxFlowPairs {
+		s.act.Truncated = true // too many to pair: the call is not read in full
+		srcs = srcs[:0]
+	}
+	for _, i := range srcs {
 		carried = append(carried, i)
 		ci := x.effCmd[i]
-		for j := start; j < len(effs); j++ {
-			if i == j || !isSink(effs[j]) {
+		for _, j := range snks {
+			if i == j {
 				continue
 			}
 			cj := x.effCmd[j]
@@ -2124,6 +2134,9 @@ func (w *walker) linkPipe(starts []int, end int) {
 		}
 	}
 }
+
+// maxFlowPairs bounds the source × sink pairs one statement is linked over.
+const maxFlowPairs = 1 << 14
 
 func dedupeInts(xs []int) []int {
 	seen := map[int]bool{}
