@@ -8,7 +8,7 @@ package shield
 
 import rego.v1
 
-decision := {"deny": deny, "escalate": escalate}
+decision := {"deny": deny, "escalate": escalate, "allow": allow}
 
 finding(id, reason) := {"rule": id, "reason": reason}
 

@@ -1,0 +1,325 @@
+# Tier 1 over effects (shield/normalize/effects.go): what a call would do, whatever tool or program
+# carries it. Configuration is data (data.json, shield.effects): allowed egress hosts, the repo's
+# own remotes, protected branches, protected paths (the appliance's state, keys and audit trail),
+# the directories outside the workspace that commands may read or write.
+#
+# Positive security for exec: defaults.yaml escalates exec; exec.known-effects allows a command
+# only when every effect is known (no unresolved operand, no program without a spec, nothing
+# truncated or unparsed) and inside the envelope: paths in the workspace or the configured roots,
+# connections to configured egress, nothing privileged, persistent or escaping.
+package shield
+
+import rego.v1
+
+cfg := data.shield.effects
+
+# ---------------------------------------------------------------------------------------------
+# Envelope helpers
+
+under(p, root) if p == root
+
+under(p, root) if startswith(p, concat("", [trim_suffix(root, "/"), "/"]))
+
+protected_path(p) if {
+	some root in cfg.protected_paths
+	under(p, root)
+}
+
+user_cache(p) if {
+	some d in cfg.user_cache_dirs
+	contains(p, d)
+}
+
+readable(e) if e.in_workspace
+
+readable(e) if {
+	some root in cfg.read_roots
+	under(e.target, root)
+}
+
+readable(e) if user_cache(e.target)
+
+writable(e) if e.in_workspace
+
+writable(e) if {
+	some root in cfg.write_roots
+	under(e.target, root)
+}
+
+writable(e) if user_cache(e.target)
+
+# The host of a connect target ("host:port", "[v6]:port" or "host").
+effect_host(t) := h if {
+	startswith(t, "[")
+	h := trim_prefix(split(t, "]")[0], "[")
+} else := h if {
+	parts := split(t, ":")
+	count(parts) == 2
+	h := parts[0]
+} else := t
+
+loopback_host(h) if h in {"localhost", "127.0.0.1", "::1", "0.0.0.0", "ip6-localhost"}
+
+loopback_host(h) if startswith(h, "127.")
+
+loopback_host(h) if endswith(h, ".localhost")
+
+egress_allowed(e) if {
+	cfg.egress_loopback
+	loopback_host(effect_host(e.target))
+}
+
+egress_allowed(e) if host_in_list(effect_host(e.target), cfg.egress_hosts)
+
+# An effect inside the envelope.
+inside(e) if {
+	e.kind in {"read"}
+	not e.sensitive
+	readable(e)
+}
+
+inside(e) if {
+	e.kind in {"write", "delete"}
+	not e.sensitive
+	writable(e)
+}
+
+inside(e) if {
+	e.kind == "exec"
+	not e.unresolved
+}
+
+inside(e) if {
+	e.kind == "connect"
+	not e.sensitive
+	egress_allowed(e)
+}
+
+inside(e) if {
+	e.kind == "listen"
+}
+
+inside(e) if {
+	e.kind == "install"
+	not install_off_registry(e)
+}
+
+inside(e) if {
+	e.kind == "push"
+	cfg.own_remotes[e.target]
+	not push_rewrites(e)
+	not push_to_protected(e)
+}
+
+fully_known if {
+	count(input.unresolved) == 0
+	count(input.unknown_programs) == 0
+	not input.truncated
+	input.parse_error == ""
+}
+
+# ---------------------------------------------------------------------------------------------
+# Positive security for exec
+
+allow contains finding("exec.known-effects", "every effect of the command is known and inside the workspace and allowed egress") if {
+	input.class == "exec"
+	fully_known
+	every e in input.effects {
+		not e.unresolved
+		inside(e)
+	}
+}
+
+escalate contains finding("exec.outside-envelope", sprintf("the command %s %s, outside the workspace and the allowed egress", [e.kind, e.target])) if {
+	input.class == "exec"
+	some e in input.effects
+	not inside(e)
+	not e.kind in {"secret", "persistence", "privilege", "escape"} # judged by the rules below
+}
+
+escalate contains finding("exec.unknown-effects", "the command runs programs or uses operands whose effects are unknown") if {
+	input.class == "exec"
+	count(input.effects) > 0
+	not fully_known
+}
+
+# ---------------------------------------------------------------------------------------------
+# Effects judged for every call, whatever the tool
+
+deny contains finding("effects.protected-path", sprintf("touches %s, which belongs to the appliance (state, keys or audit trail)", [e.target])) if {
+	some e in input.effects
+	e.kind in {"read", "write", "delete", "exec", "secret", "persistence"}
+	protected_path(e.target)
+}
+
+deny contains finding("effects.escape", sprintf("reaches out of its container (%s)", [e.detail])) if {
+	some e in input.effects
+	e.kind == "escape"
+}
+
+deny contains finding("effects.persistence", sprintf("plants code that runs later (%s: %s)", [e.detail, e.target])) if {
+	some e in input.effects
+	e.kind == "persistence"
+	not e.in_workspace
+}
+
+escalate contains finding("effects.persistence-in-workspace", sprintf("changes %s, which runs code later", [e.target])) if {
+	some e in input.effects
+	e.kind == "persistence"
+	e.in_workspace
+}
+
+deny contains finding("effects.privilege", sprintf("changes privileges (%s)", [e.target])) if {
+	some e in input.effects
+	e.kind == "privilege"
+	input.class != "exec" # the shell rules judge sudo and friends
+}
+
+# Exfiltration: a secret read, requested or carried, together with anything leaving the host.
+leaves_host(e) if {
+	e.kind == "connect"
+	not loopback_host(effect_host(e.target))
+}
+
+leaves_host(e) if e.kind in {"send", "push"}
+
+deny contains finding("effects.secret-egress", sprintf("a secret (%s) and data leaving the host (%s %s) in one call", [s.target, o.kind, o.target])) if {
+	some s in input.effects
+	s.kind == "secret"
+	some o in input.effects
+	leaves_host(o)
+}
+
+# A credential sent to the service it authenticates (a token in a header to the API) is no
+# effect: headers are not a body. Only a secret carried in the body or read from a file counts.
+
+deny contains finding("effects.requested-secret", sprintf("asks another agent, a schedule or a memory for a secret (%s)", [e.target])) if {
+	input.class in {"agent_spawn", "schedule", "memory_write", "message_send"}
+	some e in input.effects
+	e.kind == "secret"
+	e.detail != "content"
+}
+
+deny contains finding("effects.requested-delete", sprintf("asks another agent to delete %s, outside the workspace", [e.target])) if {
+	input.class in {"agent_spawn", "schedule", "memory_write", "message_send"}
+	some e in input.effects
+	e.kind == "delete"
+	not e.in_workspace
+}
+
+deny contains finding("effects.secret-search", sprintf("searches for secrets (%s)", [e.target])) if {
+	input.class in {"file_search", "file_list"}
+	some e in input.effects
+	e.kind == "secret"
+	not e.in_workspace
+}
+
+deny contains finding("effects.secret-read", sprintf("reads a secret (%s: %s)", [e.detail, e.target])) if {
+	input.class in {"file_read", "file_move", "code_exec"}
+	some e in input.effects
+	e.kind == "secret"
+	not e.in_workspace
+}
+
+deny contains finding("effects.delete-outside-workspace", sprintf("deletes %s, outside the workspace", [e.target])) if {
+	input.class != "exec" # until the shell engine's effects land, the destructive.* rules judge commands
+	some e in input.effects
+	e.kind == "delete"
+	not e.in_workspace
+	not scratch_delete(e.target)
+}
+
+scratch_delete(p) if {
+	some root in cfg.scratch_delete_roots
+	startswith(p, concat("", [root, "/"]))
+}
+
+deny contains finding("effects.connect-metadata", sprintf("connects to %s, a cloud metadata or link-local address", [e.target])) if {
+	some e in input.effects
+	e.kind == "connect"
+	some u in input.urls
+	u.role != "text"
+	u.ip_class in {"metadata", "link_local"}
+}
+
+escalate contains finding("effects.remote-delete", sprintf("a DELETE request to %s", [u.host])) if {
+	input.method == "DELETE"
+	some u in input.urls
+	u.role == "request"
+	not u.ip_class == "loopback"
+}
+
+# Pushes: rewriting history, deleting or merging into a shared branch, pushing where the repo
+# does not live.
+push_rewrites(e) if {
+	some d in split(e.detail, ",")
+	d in {"force", "delete", "merge", "fork"}
+}
+
+push_to_protected(e) if {
+	some d in split(e.detail, ",")
+	startswith(d, "branch=")
+	cfg.protected_branches[trim_prefix(d, "branch=")]
+}
+
+push_to_protected(e) if {
+	some d in split(e.detail, ",")
+	startswith(d, "ref=")
+	ref := trim_prefix(trim_prefix(d, "ref="), "+")
+	parts := split(ref, ":")
+	dst := trim_prefix(parts[count(parts) - 1], "refs/heads/")
+	cfg.protected_branches[dst]
+}
+
+escalate contains finding("effects.push-rewrite", sprintf("%s push to %s", [e.detail, e.target])) if {
+	some e in input.effects
+	e.kind == "push"
+	push_rewrites(e)
+}
+
+escalate contains finding("effects.push-protected", sprintf("pushes to a protected branch of %s", [e.target])) if {
+	some e in input.effects
+	e.kind == "push"
+	push_to_protected(e)
+}
+
+escalate contains finding("effects.push-foreign-remote", sprintf("pushes to %s, not one of the repository's own remotes", [e.target])) if {
+	input.class == "vcs_push"
+	some e in input.effects
+	e.kind == "push"
+	contains(e.target, "://")
+}
+
+# Installs from anything but a registry (a URL, a git repository, a local archive).
+install_off_registry(e) if contains(e.target, "://")
+
+install_off_registry(e) if startswith(e.target, "git+")
+
+install_off_registry(e) if endswith(e.target, ".tar.gz")
+
+install_off_registry(e) if endswith(e.target, ".whl")
+
+escalate contains finding("effects.install-off-registry", sprintf("installs %s from outside a package registry", [e.target])) if {
+	some e in input.effects
+	e.kind == "install"
+	install_off_registry(e)
+}
+
+# Code that arrives over the network and runs: a connection whose bytes flow into an exec, or a
+# file written and run in the same call while the call downloads.
+deny contains finding("effects.exec-downloaded", "runs code it downloads") if {
+	some f in input.flows
+	input.effects[f.from].kind == "connect"
+	input.effects[f.to].kind == "exec"
+}
+
+deny contains finding("effects.exec-downloaded", "runs a file it downloads") if {
+	some w in input.effects
+	w.kind == "write"
+	some x in input.effects
+	x.kind == "exec"
+	x.target == w.target
+	some c in input.effects
+	c.kind == "connect"
+	not loopback_host(effect_host(c.target))
+}

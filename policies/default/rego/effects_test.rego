@@ -1,0 +1,129 @@
+# Tests of the effect rules (effects.rego), on actions as the normaliser builds them.
+package shield.effects_test
+
+import rego.v1
+
+import data.shield
+
+rules(set) := {f.rule | some f in set}
+
+act(class, effects) := {
+	"tool": "t", "class": class, "commands": [], "paths": [], "urls": [], "strings": [], "args": {},
+	"recipients": [], "body": "", "content": "", "prompt": "", "method": "", "parse_error": "",
+	"truncated": false, "effects": effects, "flows": [], "unresolved": [], "unknown_programs": [],
+	"workspace": "/w",
+}
+
+eff(kind, target, detail, in_ws) := {"kind": kind, "target": target, "detail": detail, "in_workspace": in_ws,
+	"sensitive": false, "unresolved": false, "program": "p"}
+
+# ---- positive security for exec
+
+test_exec_inside_workspace_allowed if {
+	inp := act("exec", [eff("read", "/w/a.go", "", true), eff("write", "/w/out", "", true), eff("connect", "registry.npmjs.org:443", "https", false)])
+	"exec.known-effects" in rules(shield.allow) with input as inp
+	count(shield.escalate) == 0 with input as inp
+}
+
+test_exec_unknown_program_not_allowed if {
+	inp := json.patch(act("exec", [eff("read", "/w/a", "", true)]), [{"op": "replace", "path": "/unknown_programs", "value": ["frob"]}])
+	not "exec.known-effects" in rules(shield.allow) with input as inp
+	"exec.unknown-effects" in rules(shield.escalate) with input as inp
+}
+
+test_exec_unresolved_not_allowed if {
+	e := json.patch(eff("delete", "/w/$X", "", true), [{"op": "replace", "path": "/unresolved", "value": true}])
+	inp := act("exec", [e])
+	not "exec.known-effects" in rules(shield.allow) with input as inp
+}
+
+test_exec_write_outside_escalates if {
+	inp := act("exec", [eff("write", "/srv/data/x", "", false)])
+	"exec.outside-envelope" in rules(shield.escalate) with input as inp
+	not "exec.known-effects" in rules(shield.allow) with input as inp
+}
+
+test_exec_tmp_and_cache_inside if {
+	inp := act("exec", [eff("write", "/tmp/build.log", "", false), eff("write", "/home/u/.cache/go-build/x", "", false)])
+	"exec.known-effects" in rules(shield.allow) with input as inp
+}
+
+test_exec_connect_unlisted_host_escalates if {
+	inp := act("exec", [eff("connect", "monitor.attacker.example:4444", "tcp", false)])
+	"exec.outside-envelope" in rules(shield.escalate) with input as inp
+}
+
+test_exec_loopback_is_egress if {
+	inp := act("exec", [eff("connect", "127.0.0.1:9090", "http", false)])
+	"exec.known-effects" in rules(shield.allow) with input as inp
+}
+
+# ---- every call
+
+test_protected_path_denied if {
+	inp := act("file_write", [eff("write", "/var/lib/shield/audit/chain.log", "", false)])
+	"effects.protected-path" in rules(shield.deny) with input as inp
+}
+
+test_secret_and_connect_denied if {
+	inp := act("exec", [eff("secret", "/home/u/.ssh/id_rsa", "ssh_key", false), eff("connect", "x.example:443", "https", false)])
+	"effects.secret-egress" in rules(shield.deny) with input as inp
+}
+
+test_secret_and_loopback_not_exfil if {
+	inp := act("exec", [eff("secret", "/w/.env", "dotenv", true), eff("connect", "localhost:5432", "tcp", false)])
+	not "effects.secret-egress" in rules(shield.deny) with input as inp
+}
+
+test_force_push_escalates if {
+	inp := act("vcs_push", [eff("push", "origin", "force,branch=main", false)])
+	"effects.push-rewrite" in rules(shield.escalate) with input as inp
+	"effects.push-protected" in rules(shield.escalate) with input as inp
+}
+
+test_push_refspec_to_protected if {
+	inp := act("vcs_push", [eff("push", "origin", "ref=HEAD:refs/heads/main", false)])
+	"effects.push-protected" in rules(shield.escalate) with input as inp
+}
+
+test_feature_push_allowed if {
+	inp := act("vcs_push", [eff("push", "origin", "branch=feat/x", false)])
+	count(shield.escalate) == 0 with input as inp
+	count(shield.deny) == 0 with input as inp
+}
+
+test_persistence_outside_workspace_denied if {
+	inp := act("file_write", [eff("persistence", "/home/u/.bashrc", "shell_rc", false)])
+	"effects.persistence" in rules(shield.deny) with input as inp
+}
+
+test_persistence_in_workspace_escalates if {
+	inp := act("file_write", [eff("persistence", "/w/.git/hooks/pre-commit", "git_hooks", true)])
+	"effects.persistence-in-workspace" in rules(shield.escalate) with input as inp
+}
+
+test_requested_secret_denied if {
+	inp := act("agent_spawn", [eff("secret", "/home/u/.ssh", "ssh_key", false)])
+	"effects.requested-secret" in rules(shield.deny) with input as inp
+}
+
+test_install_off_registry_escalates if {
+	inp := act("exec", [eff("install", "git+https://evil.example/p.git", "pip", false)])
+	"effects.install-off-registry" in rules(shield.escalate) with input as inp
+}
+
+test_install_from_registry_inside if {
+	inp := act("exec", [eff("install", "requests", "pip", false), eff("connect", "pypi.org:443", "https", false)])
+	"exec.known-effects" in rules(shield.allow) with input as inp
+}
+
+test_downloaded_code_run_denied if {
+	inp := json.patch(act("exec", [eff("connect", "x.example:443", "https", false), eff("exec", "sh", "", false)]),
+		[{"op": "replace", "path": "/flows", "value": [{"from": 0, "to": 1, "via": "pipe"}]}])
+	"effects.exec-downloaded" in rules(shield.deny) with input as inp
+}
+
+test_escape_denied if {
+	inp := act("exec", [eff("escape", "/var/run/docker.sock", "docker_socket", false)])
+	"effects.escape" in rules(shield.deny) with input as inp
+}
