@@ -158,3 +158,39 @@ func BenchmarkEvaluateHit(b *testing.B) {
 		_, _ = p.Evaluate(ctx, c, EvalOptions{})
 	}
 }
+
+// ctxNormalizer is context-aware: it waits for its context and reports what it saw.
+type ctxNormalizer struct{ sawDeadline, stopped chan bool }
+
+func (n ctxNormalizer) Normalize(tool string, args map[string]any, cwd string) *normalize.Action {
+	panic("the pipeline must prefer NormalizeContext")
+}
+
+func (n ctxNormalizer) NormalizeContext(ctx context.Context, tool string, args map[string]any, cwd string) *normalize.Action {
+	_, ok := ctx.Deadline()
+	n.sawDeadline <- ok
+	<-ctx.Done()
+	n.stopped <- true
+	return classNormalizer{}.Normalize(tool, args, cwd)
+}
+
+// TestBudgetReachesContextNormalizer: a normaliser that takes a context gets the decision's
+// budget, so an abandoned run stops at the deadline instead of running on.
+func TestBudgetReachesContextNormalizer(t *testing.T) {
+	n := ctxNormalizer{sawDeadline: make(chan bool, 1), stopped: make(chan bool, 1)}
+	pol := newPolicy(&fakeTier{level: 0, name: "cel", fn: says(Allow, "cel:ok")})
+	pol.Normalizer = n
+	p, _ := New(Config{Timeout: 20 * time.Millisecond, CacheSize: -1}, pol)
+	v, _ := p.Evaluate(context.Background(), call("exec", `{"command":"ls"}`), EvalOptions{})
+	if v.Decision != Block || v.Rules[0] != RuleTimeout {
+		t.Fatalf("verdict = %s %v, want BLOCK %s", v.Decision, v.Rules, RuleTimeout)
+	}
+	if !<-n.sawDeadline {
+		t.Error("the normaliser's context has no deadline")
+	}
+	select {
+	case <-n.stopped:
+	case <-time.After(10 * time.Second):
+		t.Error("the normaliser's context was not cancelled with the budget")
+	}
+}

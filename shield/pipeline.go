@@ -44,6 +44,15 @@ type ApprovalState interface {
 	HasApprovals(ctx context.Context, in *Input) (bool, error)
 }
 
+// ContextNormalizer is a Normalizer that stops when its context is done (marking the action over
+// a limit, so it is never allowed). *normalize.Normalizer implements it; the pipeline uses it when
+// present so that the decision budget bounds normalisation too.
+type ContextNormalizer interface {
+	NormalizeContext(ctx context.Context, tool string, args map[string]any, cwd string) *normalize.Action
+}
+
+var _ ContextNormalizer = (*normalize.Normalizer)(nil)
+
 // Policy is one compiled policy bundle: everything that is replaced together on reload.
 type Policy struct {
 	Revision string
@@ -465,7 +474,12 @@ func (p *Pipeline) normalize(ctx context.Context, n Normalizer, call *Call, args
 				p.cfg.Metrics.abandonedNormalization(-1)
 			}
 		}()
-		r.a = n.Normalize(call.Tool, args, call.Context.Cwd)
+		if cn, ok := n.(ContextNormalizer); ok {
+			// Stops at the budget's deadline, so an abandoned run does not go on working.
+			r.a = cn.NormalizeContext(ctx, call.Tool, args, call.Context.Cwd)
+		} else {
+			r.a = n.Normalize(call.Tool, args, call.Context.Cwd)
+		}
 		if r.a == nil {
 			r.err = errors.New("normaliser returned no action")
 		}
