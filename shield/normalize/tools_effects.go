@@ -90,8 +90,16 @@ func (s *state) toolEffects(e *Entry, known bool) {
 		s.connectEffect(u)
 	}
 	if a.Class == ClassMessageSend {
+		toAgent := false
 		for _, r := range a.Recipients {
 			s.addEffect(Effect{Kind: EffectSend, Target: r, Detail: a.Class})
+			lr := strings.ToLower(r)
+			toAgent = toAgent || strings.HasPrefix(lr, "agent:") || strings.HasPrefix(lr, "agent/")
+		}
+		// A message addressed to an agent ("agent:deployer") is instructions it will act on,
+		// whatever tool carries it.
+		if toAgent && (!known || len(e.Instructions) == 0) {
+			s.instructionEffects(a.Body)
 		}
 	}
 	if known {
@@ -175,7 +183,7 @@ func (s *state) pathEffects(p Path) {
 }
 
 // connectEffect adds the connection a request URL makes. Sensitive marks a metadata, link-local,
-// private or unparsable host; loopback is left to the egress configuration.
+// private, cluster-internal or unparsable host; loopback is left to the egress configuration.
 func (s *state) connectEffect(u URL) {
 	if u.Host == "" && u.Scheme == "file" {
 		return
@@ -186,7 +194,7 @@ func (s *state) connectEffect(u URL) {
 	}
 	sens := false
 	switch u.IPClass {
-	case IPMetadata, IPLinkLocal, IPPrivate, IPInvalid:
+	case IPMetadata, IPLinkLocal, IPPrivate, IPInternal, IPInvalid:
 		sens = true
 	}
 	s.addEffect(Effect{Kind: EffectConnect, Target: target, Detail: u.Scheme, Sensitive: sens})

@@ -22,7 +22,7 @@ var (
 	// A sentence's verb: deleting, writing, or getting/showing/sending.
 	deleteVerbRE = regexp.MustCompile(`(?i)\b(delete|remove|wipe|erase|rm|purge|destroy|shred|truncate|clean\s*up|empty)\b`)
 	writeVerbRE  = regexp.MustCompile(`(?i)\b(write|append|overwrite|add\s+(?:a\s+)?(?:line|key|entry)|modify|edit|replace|install|create)\b`)
-	getVerbRE    = regexp.MustCompile(`(?i)\b(read|cat|print|show|display|dump|return|paste|send|post|upload|share|e-?mail|forward|copy|exfiltrate|collect|gather|extract|reveal|output|give|find|look\s+(?:in|for|at)|list|summari[sz]e|leak|include\s+(?:the|their|its)\s+(?:contents?|values?))\b`)
+	getVerbRE    = regexp.MustCompile(`(?i)\b(read|cat|print|show|display|dump|return|paste|send|post|upload|share|sharing|e-?mail|forward|copy|exfiltrate|collect|gather|extract|reveal|output|give|giving|find|look(?:ing)?\s+(?:in|for|at)|list|summari[sz]e|leak|include\s+(?:the|their|its)\s+(?:contents?|values?))(?:s|es|ed|ing)?\b`)
 	// Secrets asked for by name.
 	secretNounRE = regexp.MustCompile(`(?i)\b((?:ssh|gpg|pgp|private|signing|deploy|secret|access|api|aws|gcp|azure|cloud)[ _-]?(?:private[ _-]?)?(?:keys?|tokens?|secrets?|credentials?)|passwords?|passphrases?|credentials|session\s+cookies?|vault\s+token|kubeconfig|[A-Z][A-Z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|ACCESS_KEY)[A-Z0-9_]*)\b`)
 	negatedRE    = regexp.MustCompile(`(?i)\b(do\s+not|don't|never|without)\b[^.]*$`)
@@ -78,4 +78,4 @@ func (s *state) instructionEffects(text string) {
 }
 
 // secretTextRE finds credentials carried in text (the same shapes the bundle's policies look for).
-var secretTextRE = regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b|\b(?:hvs|hvb)\.[A-Za-z0-9_-]{10,}|\bgh[pousr]_[A-Za-z0-9]{20,}|\bxox[abprs]-[A-Za-z0-9-]{10,}|\bsk-(?:live-|proj-|ant-)?[A-Za-z0-9_-]{20,}|-----BEGIN [A-Z ]*PRIVATE KEY-----`)
+var secretTextRE = regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b|\b(?:hvs|hvb)\.[A-Za-z0-9_-]{10,}|\bgh[pousr]_[A-Za-z0-9]{20,}|\bxox[abprs]-[A-Za-z0-9-]{10,}|\bsk-(?:live-|proj-|ant-)?[A-Za-z0-9_-]{20,}|-----BEGIN [A-Z ]*PRIVATE KEY-----|\b[a-z][a-z0-9+.-]{1,15}://[^\s:/@'"]+:[^\s:/@'"]{3,}@`) // the last: a password in a URL

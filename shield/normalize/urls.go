@@ -8,6 +8,10 @@ import (
 	"strings"
 )
 
+// IPInternal is the class of a host name that only resolves inside a cluster or a private network
+// (kubernetes.default.svc, db.corp, a single label such as "vault"). It is API.
+const IPInternal = "internal"
+
 // URL roles (URL.Role). They are API.
 const (
 	URLRequest = "request" // the URL the tool itself fetches or posts to (a url argument, a curl/wget target)
@@ -137,9 +141,31 @@ func hostClass(host string) string {
 		if looksNumericHost(host) {
 			return IPInvalid
 		}
+		if internalName(host) {
+			return IPInternal
+		}
 		return IPHostname
 	}
 	return addrClass(a)
+}
+
+// internalSuffixes are DNS suffixes that only resolve inside a cluster or a private network.
+var internalSuffixes = []string{".svc", ".svc.cluster.local", ".cluster.local", ".pod.cluster.local", ".internal",
+	".local", ".localdomain", ".lan", ".intranet", ".corp", ".home.arpa", ".consul"}
+
+// internalName reports whether a host name can only reach an internal service: a cluster or
+// private-network suffix, or a single label (resolved through the search domains, as
+// "kubernetes", "vault" or a compose service name are).
+func internalName(host string) bool {
+	if !strings.Contains(host, ".") {
+		return host != ""
+	}
+	for _, suf := range internalSuffixes {
+		if strings.HasSuffix(host, suf) {
+			return true
+		}
+	}
+	return host == "kubernetes.default"
 }
 
 // addrClass classifies an address.

@@ -127,7 +127,7 @@ func curlHost(s string) (string, bool) {
 
 // classRank orders host classes by danger, so that where two clients disagree the URL keeps the
 // more dangerous class.
-var classRank = map[string]int{IPPublic: 1, IPHostname: 2, IPInvalid: 3, IPPrivate: 4, IPLoopback: 5, IPLinkLocal: 6, IPMetadata: 7}
+var classRank = map[string]int{IPPublic: 1, IPHostname: 2, IPInternal: 3, IPInvalid: 3, IPPrivate: 4, IPLoopback: 5, IPLinkLocal: 6, IPMetadata: 7}
 
 func moreDangerous(a, b string) string {
 	if classRank[b] > classRank[a] {

@@ -53,3 +53,15 @@ func TestWhatwgPrepare(t *testing.T) {
 		}
 	}
 }
+
+func TestInternalNames(t *testing.T) {
+	for host, want := range map[string]string{
+		"kubernetes.default.svc": IPInternal, "vault.infra.svc.cluster.local": IPInternal, "db.corp": IPInternal,
+		"kubernetes": IPInternal, "api.internal": IPInternal, "printer.local": IPInternal,
+		"example.com": IPHostname, "svc.example.com": IPHostname, "metadata.google.internal": IPMetadata,
+	} {
+		if got := hostClass(host); got != want {
+			t.Errorf("hostClass(%q) = %s, want %s", host, got, want)
+		}
+	}
+}
