@@ -92,7 +92,7 @@ func (s *state) toolEffects(e *Entry, known bool) {
 	if a.Class == ClassMessageSend {
 		toAgent := false
 		for _, r := range a.Recipients {
-			s.addEffect(Effect{Kind: EffectSend, Target: r, Detail: a.Class})
+			s.addToolEffect(Effect{Kind: EffectSend, Target: r, Detail: a.Class})
 			lr := strings.ToLower(r)
 			toAgent = toAgent || strings.HasPrefix(lr, "agent:") || strings.HasPrefix(lr, "agent/")
 		}
@@ -125,7 +125,7 @@ func (s *state) toolEffects(e *Entry, known bool) {
 	if a.Class != ClassFileRead && a.Class != ClassFileList && a.Class != ClassFileSearch {
 		for _, t := range []string{a.Body, a.Content} {
 			if t != "" && secretTextRE.MatchString(t) {
-				s.addEffect(Effect{Kind: EffectSecret, Target: a.Tool, Detail: DetailContent})
+				s.addToolEffect(Effect{Kind: EffectSecret, Target: a.Tool, Detail: DetailContent})
 				break
 			}
 		}
@@ -137,8 +137,8 @@ func (s *state) toolEffects(e *Entry, known bool) {
 	}
 }
 
-// addEffect appends an effect once, bounded like the other lists.
-func (s *state) addEffect(e Effect) {
+// addToolEffect appends an effect once, bounded like the other lists.
+func (s *state) addToolEffect(e Effect) {
 	for _, x := range s.act.Effects {
 		if x == e {
 			return
@@ -162,9 +162,9 @@ func (s *state) pathEffects(p Path) {
 	if kind == "" {
 		kind = EffectRead
 	}
-	s.addEffect(Effect{Kind: kind, Target: p.Clean, InWorkspace: p.InWorkspace, Sensitive: p.Sensitive, Detail: p.Kind})
+	s.addToolEffect(Effect{Kind: kind, Target: p.Clean, InWorkspace: p.InWorkspace, Sensitive: p.Sensitive, Detail: p.Kind})
 	if p.Role == RoleSource { // a move or copy source is also removed or duplicated: both read
-		s.addEffect(Effect{Kind: EffectRead, Target: p.Clean, InWorkspace: p.InWorkspace, Sensitive: p.Sensitive, Detail: p.Kind})
+		s.addToolEffect(Effect{Kind: EffectRead, Target: p.Clean, InWorkspace: p.InWorkspace, Sensitive: p.Sensitive, Detail: p.Kind})
 	}
 	kinds := s.n.pathEffectKinds(p.Kind)
 	reads := kind == EffectRead || kind == EffectExec
@@ -173,11 +173,11 @@ func (s *state) pathEffects(p Path) {
 		switch {
 		case ek == EffectSecret && reads,
 			ek == EffectSecret && p.Role == RoleSource:
-			s.addEffect(Effect{Kind: EffectSecret, Target: p.Clean, Detail: p.Kind, InWorkspace: p.InWorkspace, Sensitive: true})
+			s.addToolEffect(Effect{Kind: EffectSecret, Target: p.Clean, Detail: p.Kind, InWorkspace: p.InWorkspace, Sensitive: true})
 		case (ek == EffectPersistence || ek == EffectPrivilege) && writes:
-			s.addEffect(Effect{Kind: ek, Target: p.Clean, Detail: p.Kind, InWorkspace: p.InWorkspace, Sensitive: true})
+			s.addToolEffect(Effect{Kind: ek, Target: p.Clean, Detail: p.Kind, InWorkspace: p.InWorkspace, Sensitive: true})
 		case ek == EffectEscape:
-			s.addEffect(Effect{Kind: ek, Target: p.Clean, Detail: p.Kind, InWorkspace: p.InWorkspace, Sensitive: true})
+			s.addToolEffect(Effect{Kind: ek, Target: p.Clean, Detail: p.Kind, InWorkspace: p.InWorkspace, Sensitive: true})
 		}
 	}
 }
@@ -197,7 +197,7 @@ func (s *state) connectEffect(u URL) {
 	case IPMetadata, IPLinkLocal, IPPrivate, IPInternal, IPInvalid:
 		sens = true
 	}
-	s.addEffect(Effect{Kind: EffectConnect, Target: target, Detail: u.Scheme, Sensitive: sens})
+	s.addToolEffect(Effect{Kind: EffectConnect, Target: target, Detail: u.Scheme, Sensitive: sens})
 }
 
 func hostForTarget(h string) string {
@@ -247,7 +247,7 @@ func (s *state) specEffect(es EffectSpec) {
 		}
 		details = append(details, det)
 	}
-	s.addEffect(Effect{Kind: es.Kind, Target: target, Detail: strings.Join(details, ",")})
+	s.addToolEffect(Effect{Kind: es.Kind, Target: target, Detail: strings.Join(details, ",")})
 }
 
 // scalarString renders the first value as a string: strings as they are, booleans and numbers
@@ -307,7 +307,7 @@ func (s *state) searchEffects(pattern string) {
 			if kind == "" {
 				kind = "pattern"
 			}
-			s.addEffect(Effect{Kind: EffectSecret, Target: cand, Detail: kind, InWorkspace: d.InWorkspace, Sensitive: true})
+			s.addToolEffect(Effect{Kind: EffectSecret, Target: cand, Detail: kind, InWorkspace: d.InWorkspace, Sensitive: true})
 		}
 	}
 }

@@ -68,7 +68,7 @@ func (s *state) instructionEffects(text string) {
 				if negatedRE.MatchString(sent[:m[0]]) {
 					continue // "do not include any key values"
 				}
-				s.addEffect(Effect{Kind: EffectSecret, Target: sent[m[0]:m[1]], Detail: DetailRequested, Sensitive: true})
+				s.addToolEffect(Effect{Kind: EffectSecret, Target: sent[m[0]:m[1]], Detail: DetailRequested, Sensitive: true})
 			}
 		}
 		for _, u := range urlInTextRE.FindAllString(sent, 16) {

@@ -32,6 +32,9 @@ user_cache(p) if {
 
 readable(e) if e.in_workspace
 
+# A read of something that is not a file path (a crontab listing, a registry's metadata).
+readable(e) if not startswith(e.target, "/")
+
 readable(e) if {
 	some root in cfg.read_roots
 	under(e.target, root)
@@ -71,11 +74,27 @@ egress_allowed(e) if {
 
 egress_allowed(e) if host_in_list(effect_host(e.target), cfg.egress_hosts)
 
-# An effect inside the envelope.
+egress_allowed(e) if cfg.egress_hosts[effect_host(e.target)]
+
+# An effect inside the envelope. A sensitive path that is no secret (sshd_config, /etc/passwd, a
+# crontab) may be read; reading a secret is a secret effect, judged on its own.
 inside(e) if {
 	e.kind in {"read"}
-	not e.sensitive
 	readable(e)
+	not secret_target(e.target)
+}
+
+secret_target(t) if {
+	some x in input.effects
+	x.kind == "secret"
+	x.target == t
+}
+
+# Writes in the workspace, sensitive or not: what runs later (hooks, editor tasks) is judged by its
+# own persistence effect.
+inside(e) if {
+	e.kind in {"write", "delete"}
+	e.in_workspace
 }
 
 inside(e) if {
@@ -84,15 +103,93 @@ inside(e) if {
 	writable(e)
 }
 
+# Code whose effects are known: a shell script the walker parsed (its commands have their own
+# effects), awk/jq programs that start nothing, a script file of the workspace not written in
+# this call, a build, a module or package the effects engine modelled. Inline code of other
+# interpreters (python -c, node -e), code from stdin or a download, and anything run on
+# another host or container is not known.
 inside(e) if {
 	e.kind == "exec"
 	not e.unresolved
+	object.get(e, "remote", "") == ""
+	cfg.walked_code_programs[e.target]
+	not e.detail in {"stdin", "file"}
+	not startswith(e.detail, "<(")
+	not startswith(e.detail, "/dev/fd/")
+	not regex.match(`system\s*\(|\|\s*getline|\|&`, e.detail)
+}
+
+# Inline interpreter code that uses no capability (no process, network, file write, dynamic code
+# or decoding): a computation whose effects are those the engine already read from it (the paths
+# and URLs it names).
+inside(e) if {
+	e.kind == "exec"
+	not e.unresolved
+	object.get(e, "remote", "") == ""
+	not e.detail in {"stdin", "file", ""}
+	not startswith(e.detail, "/")
+	not inline_code_capable(e.detail)
+}
+
+inline_code_capable(code) if contains(code, "\u0060") # Ruby/Perl/shell backticks run a command
+
+inline_code_capable(code) if regex.match(`(?i)\b(os\.(system|popen|exec|spawn|remove|unlink|rmdir|fork|kill|chmod|environ)|subprocess|pty|socket|urllib|requests|httpx|http\.client|aiohttp|ftplib|smtplib|telnetlib|paramiko|exec\s*\(|eval\s*\(|compile\s*\(|__import__|importlib|ctypes|b(ase)?64|codecs|marshal|pickle|shutil|pathlib|open\s*\([^)]*['"][wax+]|write(file|_text|_bytes)?\s*\(|child_process|spawn|execSync|require\s*\(\s*['"](https?|net|tls|dgram|fs|child_process|vm)['"]|fetch\s*\(|XMLHttpRequest|Buffer\.from|atob|system\s*\(|pack\s*\(|IO::Socket|LWP|Net::|open3|%x|Kernel\.|Open3|File\.(write|delete|open)|IO\.popen|Process\.|Runtime\.getRuntime|ProcessBuilder|unlink|rmtree|chmod|chown|setuid|getenv|ENV\[|process\.env|\$_ENV)`, code)
+
+inside(e) if {
+	e.kind == "exec"
+	not e.unresolved
+	object.get(e, "remote", "") == ""
+	e.detail == "file"
+	e.in_workspace
+	not e.sensitive
+	not written_here(e.target)
+}
+
+inside(e) if {
+	e.kind == "exec"
+	not e.unresolved
+	object.get(e, "remote", "") == ""
+	some d in cfg.known_exec_details
+	startswith(e.detail, d)
+}
+
+written_here(p) if {
+	some w in input.effects
+	w.kind == "write"
+	w.target == p
 }
 
 inside(e) if {
 	e.kind == "connect"
 	not e.sensitive
 	egress_allowed(e)
+}
+
+# A plain web fetch: an HTTP(S) connection to a public name that nothing of this host flows into,
+# in a call that reads no secret. It sends the URL only; what comes back is judged where it goes
+# (a write, an exec).
+inside(e) if {
+	e.kind == "connect"
+	not e.sensitive
+	e.detail in {"http", "https"}
+	not flows_into(e)
+	not reads_secret
+	not installs
+}
+
+installs if {
+	some x in input.effects
+	x.kind == "install"
+}
+
+flows_into(e) if {
+	some f in input.flows
+	input.effects[f.to] == e
+}
+
+reads_secret if {
+	some x in input.effects
+	x.kind == "secret"
 }
 
 inside(e) if {
@@ -152,9 +249,34 @@ deny contains finding("effects.protected-path", sprintf("touches %s, which belon
 	protected_path(e.target)
 }
 
-deny contains finding("effects.escape", sprintf("reaches out of its container (%s)", [e.detail])) if {
+deny contains finding("effects.escape", sprintf("reaches out of its container (%s %s)", [e.detail, e.target])) if {
 	some e in input.effects
 	e.kind == "escape"
+	not e.detail == "host_mount"
+}
+
+# A host directory mounted into a container: the host's system, users' homes, the container
+# runtime or the appliance are an escape; a data or project directory is reviewed.
+deny contains finding("effects.escape", sprintf("mounts %s of the host into a container", [e.target])) if {
+	some e in input.effects
+	e.kind == "escape"
+	e.detail == "host_mount"
+	some root in cfg.escape_block_mounts
+	mount_hits(e.target, root)
+}
+
+mount_hits(t, root) if t == root
+
+mount_hits(t, root) if {
+	root != "/"
+	under(t, root)
+}
+
+escalate contains finding("effects.host-mount", sprintf("mounts %s of the host into a container", [e.target])) if {
+	some e in input.effects
+	e.kind == "escape"
+	e.detail == "host_mount"
+	not e.in_workspace
 }
 
 deny contains finding("effects.persistence", sprintf("plants code that runs later (%s: %s)", [e.detail, e.target])) if {
@@ -298,6 +420,17 @@ install_off_registry(e) if startswith(e.target, "git+")
 install_off_registry(e) if endswith(e.target, ".tar.gz")
 
 install_off_registry(e) if endswith(e.target, ".whl")
+
+# A module path names the host its code comes from (go install host/path@v): that host must be
+# configured egress.
+install_off_registry(e) if {
+	not contains(e.target, "://")
+	first := split(e.target, "/")[0]
+	contains(first, ".")
+	count(split(e.target, "/")) > 1
+	not host_in_list(first, cfg.egress_hosts)
+	not cfg.egress_hosts[first]
+}
 
 escalate contains finding("effects.install-off-registry", sprintf("installs %s from outside a package registry", [e.target])) if {
 	some e in input.effects

@@ -127,3 +127,72 @@ test_escape_denied if {
 	inp := act("exec", [eff("escape", "/var/run/docker.sock", "docker_socket", false)])
 	"effects.escape" in rules(shield.deny) with input as inp
 }
+
+test_exec_plain_fetch_inside if {
+	inp := act("exec", [eff("connect", "example.com:443", "https", false)])
+	"exec.known-effects" in rules(shield.allow) with input as inp
+}
+
+test_exec_fetch_with_data_flowing_in_escalates if {
+	inp := json.patch(act("exec", [eff("read", "/w/notes", "", true), eff("connect", "x.example:443", "https", false)]),
+		[{"op": "replace", "path": "/flows", "value": [{"from": 0, "to": 1, "via": "pipe"}]}])
+	"exec.outside-envelope" in rules(shield.escalate) with input as inp
+}
+
+test_exec_raw_tcp_escalates if {
+	inp := act("exec", [eff("connect", "monitor.attacker.example:4444", "tcp", false)])
+	not "exec.known-effects" in rules(shield.allow) with input as inp
+}
+
+test_exec_dev_key_in_workspace_inside if {
+	e := json.patch(eff("write", "/w/certs/dev.key", "private_key", true), [{"op": "replace", "path": "/sensitive", "value": true}])
+	inp := act("exec", [e])
+	"exec.known-effects" in rules(shield.allow) with input as inp
+}
+
+test_exec_dotenv_read_not_inside if {
+	e := json.patch(eff("read", "/w/.env", "dotenv", true), [{"op": "replace", "path": "/sensitive", "value": true}])
+	inp := act("exec", [e, json.patch(e, [{"op": "replace", "path": "/kind", "value": "secret"}])])
+	not "exec.known-effects" in rules(shield.allow) with input as inp
+}
+
+test_exec_inline_python_not_inside if {
+	inp := act("exec", [eff("exec", "python3", "import os; os.system('id')", false)])
+	not "exec.known-effects" in rules(shield.allow) with input as inp
+}
+
+test_exec_walked_shell_inside if {
+	inp := act("exec", [eff("exec", "bash", "make test", false), eff("read", "/w/Makefile", "", true)])
+	"exec.known-effects" in rules(shield.allow) with input as inp
+}
+
+test_exec_remote_not_inside if {
+	e := json.patch(eff("exec", "bash", "ls", false), [{"op": "add", "path": "/remote", "value": "ssh:prod"}])
+	inp := act("exec", [e])
+	not "exec.known-effects" in rules(shield.allow) with input as inp
+}
+
+test_exec_workspace_script_inside_unless_written_here if {
+	run := json.patch(eff("exec", "/w/scripts/test.sh", "file", true), [])
+	"exec.known-effects" in rules(shield.allow) with input as act("exec", [run])
+	not "exec.known-effects" in rules(shield.allow) with input as act("exec", [eff("write", "/w/scripts/test.sh", "", true), run, eff("connect", "x.example:443", "https", false)])
+}
+
+test_go_install_lookalike_host_off_registry if {
+	inp := act("exec", [eff("install", "github.com.evil-proxy.net/tools/gotool@latest", "registry", false)])
+	"effects.install-off-registry" in rules(shield.escalate) with input as inp
+	not "effects.install-off-registry" in rules(shield.escalate) with input as act("exec", [eff("install", "golang.org/x/tools/cmd/goimports@latest", "registry", false)])
+}
+
+test_inline_computation_inside if {
+	"exec.known-effects" in rules(shield.allow) with input as act("exec", [eff("exec", "python3", "import json; print(json.dumps({'ok': True}))", false)])
+	not "exec.known-effects" in rules(shield.allow) with input as act("exec", [eff("exec", "ruby", "puts `id`", false)])
+	not "exec.known-effects" in rules(shield.allow) with input as act("exec", [eff("exec", "node", "require('child_process').execSync('id')", false)])
+}
+
+test_host_mount_of_root_denied if {
+	"effects.escape" in rules(shield.deny) with input as act("exec", [eff("escape", "/", "host_mount", false)])
+	"effects.escape" in rules(shield.deny) with input as act("exec", [eff("escape", "/var/run/docker.sock", "host_mount", false)])
+	not "effects.escape" in rules(shield.deny) with input as act("exec", [eff("escape", "/srv/data", "host_mount", false)])
+	"effects.host-mount" in rules(shield.escalate) with input as act("exec", [eff("escape", "/srv/data", "host_mount", false)])
+}
