@@ -96,6 +96,9 @@ type EffectSpec struct {
 	Default  string     `yaml:"default,omitempty"`
 	Detail   string     `yaml:"detail,omitempty"`
 	DetailIf []DetailIf `yaml:"detail_if,omitempty"`
+	// Conditional: the effect is there only when one of DetailIf holds (a config change is a
+	// privilege change only when it turns a permission off).
+	Conditional bool `yaml:"conditional,omitempty"`
 }
 
 // DetailIf adds Detail when argument Key holds: true, a non-zero number, or a string that is not

@@ -155,9 +155,32 @@ func (s *state) addToolEffect(e Effect) {
 var pathRoleEffect = map[string]string{RoleRead: EffectRead, RoleList: EffectRead, RoleSource: EffectRead,
 	RoleArg: EffectRead, RoleWrite: EffectWrite, RoleDest: EffectWrite, RoleDelete: EffectDelete, RoleExec: EffectExec}
 
+// mirrorRoots are where a path inside the workspace that repeats a system location most likely
+// leads through a symbolic link ("vendor/link_to_root/etc/shadow"): Shield does not touch the file
+// system on the decision path, so such a path is classified as the location it mirrors.
+var mirrorRoots = []string{"/etc/", "/root/", "/home/", "/proc/", "/var/", "/run/", "/boot/", "/usr/lib/systemd/"}
+
+// mirroredKind returns the sensitive kind of the system location a workspace path mirrors.
+func (s *state) mirroredKind(clean string) string {
+	rel := strings.TrimPrefix(clean, s.n.opt.Workspace)
+	for _, root := range mirrorRoots {
+		if i := strings.Index(rel, root); i > 0 {
+			if k := s.n.sens.classify(rel[i:]); k != "" {
+				return k
+			}
+		}
+	}
+	return ""
+}
+
 // pathEffects adds the effects of one classified path: the role's effect, and what its sensitive
 // kind carries (a secret read, a persistence or privilege write, an escape).
 func (s *state) pathEffects(p Path) {
+	if p.Kind == "" && p.InWorkspace {
+		if k := s.mirroredKind(p.Clean); k != "" {
+			p.Kind, p.Sensitive, p.InWorkspace = k, true, false // where the link most likely leads
+		}
+	}
 	kind := pathRoleEffect[p.Role]
 	if kind == "" {
 		kind = EffectRead
@@ -218,9 +241,7 @@ func (s *state) specEffect(es EffectSpec) {
 		}
 	}
 	var details []string
-	if es.Detail != "" {
-		details = append(details, es.Detail)
-	}
+	held := false
 	for _, d := range es.DetailIf {
 		v := scalarString(lookupKey(args, d.Key))
 		if !truthy(v) {
@@ -246,6 +267,13 @@ func (s *state) specEffect(es EffectSpec) {
 			det = strings.ReplaceAll(det, "%s", v)
 		}
 		details = append(details, det)
+		held = true
+	}
+	if es.Conditional && !held {
+		return
+	}
+	if es.Detail != "" {
+		details = append([]string{es.Detail}, details...)
 	}
 	s.addToolEffect(Effect{Kind: es.Kind, Target: target, Detail: strings.Join(details, ",")})
 }

@@ -91,6 +91,12 @@ func TestToolEffects(t *testing.T) {
 			class: "agent_state"},
 		{name: "Cline write_to_file", tool: "write_to_file", args: map[string]any{"path": "src/a.ts", "content": "x"},
 			class: ClassFileWrite, want: []string{"write /home/user/project/src/a.ts"}},
+		{name: "a workspace path that mirrors /etc/shadow", tool: "Read", args: map[string]any{"file_path": "/home/user/project/vendor/link_to_root/etc/shadow"},
+			want: []string{"secret /home/user/project/vendor/link_to_root/etc/shadow shadow"}},
+		{name: "config change that bypasses permissions", tool: "update_config", args: map[string]any{"key": "permissions.defaultMode", "value": "bypassPermissions"},
+			want: []string{"privilege permissions.defaultMode value=bypassPermissions"}},
+		{name: "ordinary config change", tool: "update_config", args: map[string]any{"key": "theme", "value": "dark"},
+			notWant: []string{"privilege"}},
 		{name: "read a secret", tool: "Read", args: map[string]any{"file_path": "/home/user/.aws/credentials"},
 			want: []string{"read /home/user/.aws/credentials", "secret /home/user/.aws/credentials cloud_credentials"}},
 	}
