@@ -3,9 +3,13 @@ package engine
 import (
 	"bytes"
 	"context"
+	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -72,5 +76,44 @@ func TestAgentEnv(t *testing.T) {
 				t.Errorf("agentEnv (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestAgentProfileExcludesStateDir: the agent's profile never grants the state directory, and a
+// workspace holding it is refused rather than confined with it.
+func TestAgentProfileExcludesStateDir(t *testing.T) {
+	base := t.TempDir()
+	ws := filepath.Join(base, "project")
+	os.Mkdir(ws, 0o755)
+	s := &Supervisor{ShieldBin: os.Args[0], Workspace: ws, Protected: []string{filepath.Join(base, "state")}}
+	if _, err := s.AgentProfile(); err != nil {
+		t.Fatalf("state dir beside the workspace: %v", err)
+	}
+	s.Protected = []string{filepath.Join(ws, "var")}
+	if _, err := s.AgentProfile(); err == nil || !strings.Contains(err.Error(), "protected") {
+		t.Errorf("state dir inside the workspace: AgentProfile = %v, want a refusal", err)
+	}
+}
+
+// TestSupervisorCleanExitIsNotACrash: agents that exit with status 0 are restarted without
+// spending the crash budget; failures still spend it.
+func TestSupervisorCleanExitIsNotACrash(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	runs := 0
+	s := &Supervisor{MaxCrashes: 2, Backoff: time.Millisecond, runAgent: func(context.Context) error {
+		runs++
+		if runs == 6 {
+			cancel()
+		}
+		return nil
+	}}
+	if err := s.Run(ctx); err != nil {
+		t.Fatalf("Run after %d clean exits: %v", runs, err)
+	}
+	runs = 0
+	s.runAgent = func(context.Context) error { runs++; return errors.New("exit status 1") }
+	if err := s.Run(context.Background()); !errors.Is(err, ErrCrashBudget) || runs != 2 {
+		t.Errorf("Run with failing agents: %v after %d runs, want the crash budget after 2", err, runs)
 	}
 }

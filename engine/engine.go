@@ -51,6 +51,10 @@ type Config struct {
 	Log             *slog.Logger
 	// TurnTimeout bounds one client message (model turns and tool calls). Default 10 minutes.
 	TurnTimeout time.Duration
+	// DrainTimeout bounds how long a turn that ended early (client gone, timeout) waits for the
+	// agent to finish its request, its tool calls refused; past it the agent's connection is
+	// dropped and the supervisor restarts the agent. Default 2 minutes.
+	DrainTimeout time.Duration
 }
 
 // Engine serves AgentService and ClientService.
@@ -67,7 +71,7 @@ type Engine struct {
 	agent   *agentConn
 	agentCh chan struct{} // closed and replaced when an agent connects
 
-	turn sync.Mutex                 // one client message at a time: the agent runs one conversation
+	turn chan struct{}              // one client message at a time (a semaphore a waiting client can leave)
 	subs map[string]chan *agentConn // sub-agent tokens issued and not yet used
 }
 
@@ -78,7 +82,13 @@ type agentConn struct {
 	events chan *agentv1.AgentEvent
 	done   chan struct{}
 	sendMu sync.Mutex
+	// abort, once closed, ends the agent's stream (the agent process then exits and is restarted).
+	abort     chan struct{}
+	abortOnce sync.Once
 }
+
+// drop ends the agent's stream.
+func (a *agentConn) drop() { a.abortOnce.Do(func() { close(a.abort) }) }
 
 func (a *agentConn) send(d *agentv1.EngineDirective) error {
 	a.sendMu.Lock()
@@ -103,7 +113,10 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.TurnTimeout <= 0 {
 		cfg.TurnTimeout = 10 * time.Minute
 	}
-	return &Engine{cfg: cfg, agentCh: make(chan struct{})}, nil
+	if cfg.DrainTimeout <= 0 {
+		cfg.DrainTimeout = 2 * time.Minute
+	}
+	return &Engine{cfg: cfg, agentCh: make(chan struct{}), turn: make(chan struct{}, 1)}, nil
 }
 
 // NewToken returns a fresh 128-bit agent token (hex) and makes it the one the next agent must
@@ -167,7 +180,8 @@ func (e *Engine) RunSession(stream agentv1.AgentService_RunSessionServer) error 
 		e.record(ctx, "agent_refused", map[string]any{"reason": "canary report differs from the supervisor's", "agent_id": ready.GetAgentId()})
 		return status.Error(codes.PermissionDenied, "canary report does not match the supervisor's")
 	}
-	a := &agentConn{id: ready.GetAgentId(), stream: stream, events: make(chan *agentv1.AgentEvent, 64), done: make(chan struct{})}
+	a := &agentConn{id: ready.GetAgentId(), stream: stream, events: make(chan *agentv1.AgentEvent, 64), done: make(chan struct{}),
+		abort: make(chan struct{})}
 	e.mu.Lock()
 	e.agent = a
 	close(e.agentCh)
@@ -184,8 +198,15 @@ func (e *Engine) RunSession(stream agentv1.AgentService_RunSessionServer) error 
 		close(a.done)
 		e.cfg.Log.Info("agent disconnected", "agent_id", a.id)
 	}()
-	a.pump(ctx)
-	return nil
+	pumped := make(chan struct{})
+	go func() { a.pump(ctx); close(pumped) }()
+	select {
+	case <-pumped:
+		return nil
+	case <-a.abort:
+		e.record(ctx, "agent_dropped", map[string]any{"agent_id": a.id, "reason": "did not finish a cancelled turn"})
+		return status.Error(codes.Aborted, "the engine dropped the agent: it did not finish a cancelled turn")
+	}
 }
 
 // pump moves the agent's events to a.events until the stream or ctx ends.
@@ -227,8 +248,12 @@ func (e *Engine) SendMessage(req *agentv1.SendMessageRequest, out agentv1.Client
 	if req.GetContent() == "" {
 		return status.Error(codes.InvalidArgument, "content is empty")
 	}
-	e.turn.Lock()
-	defer e.turn.Unlock()
+	select {
+	case e.turn <- struct{}{}:
+	case <-out.Context().Done():
+		return status.FromContextError(out.Context().Err()).Err()
+	}
+	defer func() { <-e.turn }()
 	e.mu.Lock()
 	a := e.agent
 	e.mu.Unlock()
@@ -237,6 +262,8 @@ func (e *Engine) SendMessage(req *agentv1.SendMessageRequest, out agentv1.Client
 	}
 	ctx, cancel := context.WithTimeout(out.Context(), e.cfg.TurnTimeout)
 	defer cancel()
+	cs := newClientStream(out, cancel)
+	defer cs.close(5 * time.Second)
 	otr := req.GetMode() == agentv1.SessionMode_SESSION_MODE_OTR
 	sid := req.GetSessionId()
 	var history []*agentv1.HistoryMessage
@@ -249,7 +276,7 @@ func (e *Engine) SendMessage(req *agentv1.SendMessageRequest, out agentv1.Client
 		}
 		history = h
 	}
-	t := &turn{e: e, a: a, out: out, sid: sid, mid: randomID(), otr: otr}
+	t := &turn{e: e, a: a, out: cs, sid: sid, mid: randomID(), otr: otr}
 	mode := agentv1.SessionMode_SESSION_MODE_NORMAL
 	if otr {
 		mode = agentv1.SessionMode_SESSION_MODE_OTR
@@ -263,9 +290,15 @@ func (e *Engine) SendMessage(req *agentv1.SendMessageRequest, out agentv1.Client
 	}}}); err != nil {
 		return status.Errorf(codes.Unavailable, "send to agent: %v", err)
 	}
+	t.busy = true
 	reply, err := t.run(ctx)
 	if err != nil {
 		_ = t.emit(&agentv1.PipelineEvent{Type: agentv1.PipelineEvent_ERROR, Text: err.Error(), IsError: true})
+		if t.busy {
+			// The turn ended while the agent still works on it (the client went away, the turn
+			// timed out): answer it until it finishes, so the next turn finds it idle.
+			t.drain(err)
+		}
 		return nil
 	}
 	if !otr {
@@ -281,19 +314,71 @@ func (e *Engine) SendMessage(req *agentv1.SendMessageRequest, out agentv1.Client
 type turn struct {
 	e      *Engine
 	a      *agentConn
-	out    agentv1.ClientService_SendMessageServer
+	out    *clientStream
 	sid    string
 	mid    string
 	otr    bool
 	seq    int64
 	rounds int
+	// busy: the agent is working on this turn's request (until response_complete, error or
+	// disconnect); pending: the call id the agent awaits a tool_result for ("" none).
+	busy    bool
+	pending string
+}
+
+// drain answers the agent after its turn ended early (cause): the call it awaits and every
+// further call get a refusal and run nothing, until it completes or fails the request. If it does
+// not within DrainTimeout, its connection is dropped, and the supervisor starts a fresh agent.
+func (t *turn) drain(cause error) {
+	refusal := "refused: the turn was cancelled (" + cause.Error() + "); nothing was run"
+	timer := time.NewTimer(t.e.cfg.DrainTimeout)
+	defer timer.Stop()
+	if t.pending != "" {
+		if err := t.replyTo(t.pending, refusal); err != nil {
+			t.a.drop()
+			return
+		}
+	}
+	for {
+		select {
+		case ev := <-t.a.events:
+			switch x := ev.GetEvent().(type) {
+			case *agentv1.AgentEvent_ToolCall:
+				if err := t.replyTo(x.ToolCall.GetCallId(), refusal); err != nil {
+					t.a.drop()
+					return
+				}
+			case *agentv1.AgentEvent_ToolDefsRequest:
+				defs, _ := json.Marshal(t.e.cfg.Tools.Definitions())
+				_ = t.a.send(&agentv1.EngineDirective{Directive: &agentv1.EngineDirective_ToolDefs{ToolDefs: &agentv1.ToolDefs{Content: string(defs)}}})
+			case *agentv1.AgentEvent_ResponseComplete, *agentv1.AgentEvent_Error:
+				return
+			}
+		case <-t.a.done:
+			return
+		case <-timer.C:
+			t.e.cfg.Log.Warn("agent did not finish a cancelled turn; dropping it", "agent_id", t.a.id, "cause", cause.Error())
+			t.a.drop()
+			return
+		}
+	}
+}
+
+// replyTo sends the agent a refusal as the result of call id.
+func (t *turn) replyTo(id, content string) error {
+	err := t.a.send(&agentv1.EngineDirective{Directive: &agentv1.EngineDirective_ToolResult{ToolResult: &agentv1.ToolResult{
+		CallId: id, Content: content, IsError: true}}})
+	if err == nil && t.pending == id {
+		t.pending = ""
+	}
+	return err
 }
 
 func (t *turn) emit(ev *agentv1.PipelineEvent) error {
 	t.seq++
 	ev.Seq = t.seq
 	ev.SessionId, ev.MessageId = t.sid, t.mid
-	return t.out.Send(ev)
+	return t.out.send(ev)
 }
 
 // run relays agent events until the response completes.
@@ -303,6 +388,7 @@ func (t *turn) run(ctx context.Context) (string, error) {
 		select {
 		case ev = <-t.a.events:
 		case <-t.a.done:
+			t.busy = false
 			return "", errors.New("the agent disconnected")
 		case <-ctx.Done():
 			return "", fmt.Errorf("turn ended: %w", ctx.Err())
@@ -323,11 +409,13 @@ func (t *turn) run(ctx context.Context) (string, error) {
 			}
 		case *agentv1.AgentEvent_ResponseComplete:
 			rc := x.ResponseComplete
+			t.busy = false
 			if err := t.emit(&agentv1.PipelineEvent{Type: agentv1.PipelineEvent_RESPONSE_COMPLETE, Text: rc.GetContent()}); err != nil {
 				return "", err
 			}
 			return rc.GetContent(), nil
 		case *agentv1.AgentEvent_Error:
+			t.busy = false
 			return "", fmt.Errorf("agent error %s: %s", x.Error.GetCode(), x.Error.GetMessage())
 		case *agentv1.AgentEvent_MemoryFlush:
 			// Memory writes are not persisted by this engine.
@@ -340,9 +428,14 @@ func (t *turn) run(ctx context.Context) (string, error) {
 // toolCall gates one call through the pipeline, runs it if allowed, and answers the agent.
 func (t *turn) toolCall(ctx context.Context, tc *agentv1.ToolCallEvent) error {
 	t.rounds++
+	t.pending = tc.GetCallId()
 	reply := func(content string, isErr bool) error {
-		return t.a.send(&agentv1.EngineDirective{Directive: &agentv1.EngineDirective_ToolResult{ToolResult: &agentv1.ToolResult{
+		err := t.a.send(&agentv1.EngineDirective{Directive: &agentv1.EngineDirective_ToolResult{ToolResult: &agentv1.ToolResult{
 			CallId: tc.GetCallId(), Content: content, IsError: isErr}}})
+		if err == nil {
+			t.pending = ""
+		}
+		return err
 	}
 	base := &agentv1.PipelineEvent{CallId: tc.GetCallId(), ToolName: tc.GetToolName()}
 	ev := func(typ agentv1.PipelineEvent_Type, mod func(*agentv1.PipelineEvent)) error {

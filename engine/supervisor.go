@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/shieldsec/shield/engine/exec"
 	"github.com/shieldsec/shield/sandbox"
 )
 
@@ -28,6 +29,9 @@ type Supervisor struct {
 	// AllowUnsandboxed lets the agent start when the kernel has no Landlock (status
 	// unavailable); logged loudly and recorded. Partial or unsandboxed never start.
 	AllowUnsandboxed bool
+	// Protected are paths the agent's profile must never grant (the state directory, audit trail
+	// and keys); AgentProfile refuses a profile that reaches one.
+	Protected []string
 	// Listener receives the engine end of each agent's socket pair; the engine's gRPC server
 	// serves AgentService on it.
 	Listener *ConnListener
@@ -37,6 +41,9 @@ type Supervisor struct {
 	MaxCrashes  int           // default 5
 	CrashWindow time.Duration // default 60s
 	Backoff     time.Duration // default 1s
+
+	// runAgent replaces runOnce in tests.
+	runAgent func(context.Context) error
 }
 
 // ErrCrashBudget is returned when the agent crashed too often.
@@ -57,15 +64,30 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	if backoff <= 0 {
 		backoff = time.Second
 	}
+	run := s.runOnce
+	if s.runAgent != nil {
+		run = s.runAgent
+	}
 	var crashes []time.Time
 	for {
-		err := s.runOnce(ctx)
+		err := run(ctx)
 		if ctx.Err() != nil {
 			return nil
 		}
 		var gate *GateError
 		if errors.As(err, &gate) {
 			return err // a sandbox that does not hold is not retried
+		}
+		if err == nil {
+			// Exit status 0: the agent ended by itself, cleanly; restarted, not a crash.
+			s.Log.Info("agent exited cleanly; starting a new one")
+			s.record(ctx, "agent_exited", map[string]any{"status": 0})
+			select {
+			case <-time.After(backoff):
+				continue
+			case <-ctx.Done():
+				return nil
+			}
 		}
 		now := time.Now()
 		crashes = append(crashes, now)
@@ -101,10 +123,17 @@ func (s *Supervisor) record(ctx context.Context, typ string, payload any) {
 
 // AgentProfile is the profile the agent runs under.
 func (s *Supervisor) AgentProfile() (sandbox.Profile, error) {
-	return sandbox.DefaultAgentProfile(s.Workspace, sandbox.AgentOptions{LLMPort: s.LLMPort}).WithProgram(s.ShieldBin)
+	prof, err := sandbox.DefaultAgentProfile(s.Workspace, sandbox.AgentOptions{LLMPort: s.LLMPort}).WithProgram(s.ShieldBin)
+	if err != nil {
+		return prof, err
+	}
+	if err := exec.CheckProtected(prof, s.Protected); err != nil {
+		return sandbox.Profile{}, fmt.Errorf("agent profile: %w", err)
+	}
+	return prof, nil
 }
 
-// runOnce probes, gates and runs one agent process until it exits.
+// runOnce probes, gates and runs one agent process until it exits: nil for exit status 0.
 func (s *Supervisor) runOnce(ctx context.Context) error {
 	prof, err := s.AgentProfile()
 	if err != nil {
@@ -163,9 +192,6 @@ func (s *Supervisor) runOnce(ctx context.Context) error {
 	s.Log.Info("agent started", "agent_id", agentID, "pid", cmd.Process.Pid, "sandbox", string(report.Status))
 	err = cmd.Wait()
 	conn.Close()
-	if err == nil {
-		err = errors.New("agent exited")
-	}
 	return err
 }
 

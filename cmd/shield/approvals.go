@@ -55,7 +55,7 @@ func runApprovals(ctx context.Context, env *cmdEnv, args []string) error {
 	sub, rest := args[0], args[1:]
 	fs := newFlagSet(env, "approvals "+sub, approvalsUsage)
 	addr := fs.String("addr", "", "service address (default: unix socket in --state-dir)")
-	stateDir := fs.String("state-dir", "./var", "state directory of the service")
+	stateDir := fs.String("state-dir", defaultStateDir(), "state directory of the service")
 	tokenEnv := fs.String("token-env", "SHIELD_TOKEN", "environment variable holding a bearer token (TCP)")
 	comment := fs.String("comment", "", "comment recorded with approve/deny")
 	grant := fs.Duration("for", 0, "with approve: a scoped grant, allowing the same call in the same session for this long (at most 24h) instead of once")

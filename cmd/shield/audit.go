@@ -72,7 +72,7 @@ func auditDirs(stateDir, dir string) (string, string) {
 
 func runAuditVerify(env *cmdEnv, args []string) error {
 	fs := newFlagSet(env, "audit verify", "[--dir DIR] [--state-dir DIR] [--pubkey FILE] [--rekor-pubkey FILE] [--json]")
-	stateDir := fs.String("state-dir", "", "state directory (default $STATE_DIRECTORY or ./var)")
+	stateDir := fs.String("state-dir", "", "state directory (default $STATE_DIRECTORY, /var/lib/shield as root, else $XDG_STATE_HOME/shield)")
 	dir := fs.String("dir", "", "audit log directory (default <state-dir>/audit)")
 	pubFile := fs.String("pubkey", "", "checkpoint verifier key file (note key \"name+hash+key\"); default the key the service wrote, with a warning")
 	rekorPub := fs.String("rekor-pubkey", "", "Rekor log public key, to verify the anchors of checkpoints")
@@ -170,7 +170,7 @@ type auditReadFlags struct {
 func runAuditRead(ctx context.Context, env *cmdEnv, sub string, args []string) error {
 	fs := newFlagSet(env, "audit "+sub, "[FLAGS]")
 	f := auditReadFlags{
-		stateDir: fs.String("state-dir", "", "state directory (default $STATE_DIRECTORY or ./var)"),
+		stateDir: fs.String("state-dir", "", "state directory (default $STATE_DIRECTORY, /var/lib/shield as root, else $XDG_STATE_HOME/shield)"),
 		dir:      fs.String("dir", "", "audit log directory (default <state-dir>/audit)"),
 		addr:     fs.String("addr", "", "ask the service's AuditService at this address (unix:///path or host:port) instead of reading files"),
 		asJSON:   fs.Bool("json", false, "print records as stored (canonical JSON lines)"),

@@ -23,7 +23,9 @@ import (
 // each field is documented and safe. Unknown keys are errors.
 type Config struct {
 	// StateDir holds everything the appliance keeps: audit/, keys/, approvals/, shield.sock.
-	// Default: $STATE_DIRECTORY (set by systemd), else ./var.
+	// Default: $STATE_DIRECTORY (set by systemd), else /var/lib/shield when run as root, else
+	// $XDG_STATE_HOME/shield (~/.local/state/shield). It must lie outside every workspace, and
+	// no workspace inside it: an agent that reaches it can read the audit key and erase the trail.
 	StateDir string `yaml:"state_dir"`
 	// Listen lists extra TCP listeners (host:port). The unix socket <state_dir>/shield.sock is
 	// always served. Default: none.
@@ -183,11 +185,7 @@ func newJudge(cfg *Config, opts ...judge.Option) (shield.Tier, error) {
 // withDefaults fills defaults that depend on the environment.
 func (c *Config) withDefaults() {
 	if c.StateDir == "" {
-		if d := os.Getenv("STATE_DIRECTORY"); d != "" {
-			c.StateDir = strings.Split(d, ":")[0]
-		} else {
-			c.StateDir = "./var"
-		}
+		c.StateDir = defaultStateDir()
 	}
 	if c.Socket == "" {
 		c.Socket = filepath.Join(c.StateDir, "shield.sock")
@@ -204,6 +202,106 @@ func (c *Config) withDefaults() {
 	if c.Log.Format == "" {
 		c.Log.Format = "json"
 	}
+}
+
+// geteuid is os.Geteuid (a variable for tests).
+var geteuid = os.Geteuid
+
+// defaultStateDir is the state directory when none is configured: $STATE_DIRECTORY (systemd's
+// StateDirectory=), else /var/lib/shield for root, else $XDG_STATE_HOME/shield, else
+// ~/.local/state/shield. Never the working directory: run from a project, that would put the
+// audit trail and its signing key inside the agent's workspace.
+func defaultStateDir() string {
+	if d := os.Getenv("STATE_DIRECTORY"); d != "" {
+		return strings.Split(d, ":")[0]
+	}
+	if geteuid() == 0 {
+		return "/var/lib/shield"
+	}
+	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "shield")
+	}
+	if h, err := os.UserHomeDir(); err == nil && filepath.IsAbs(h) {
+		return filepath.Join(h, ".local", "state", "shield")
+	}
+	return "/var/lib/shield"
+}
+
+// resolvePath returns p absolute with the symbolic links of its longest existing prefix
+// resolved (filepath.EvalSymlinks), so a link cannot hide that one path lies inside another.
+func resolvePath(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	rest := ""
+	for dir := abs; ; {
+		if r, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(r, rest), nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return abs, nil
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+		dir = parent
+	}
+}
+
+// within reports whether p is parent or lies beneath it (both clean and absolute).
+func within(p, parent string) bool {
+	rel, err := filepath.Rel(parent, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
+// checkStateOutside refuses a state directory (or an audit dir, key file or socket placed
+// elsewhere) inside a workspace, and a workspace inside the state directory: either way the agent
+// could read the audit signing key and the client tokens, or erase the trail. Paths are compared
+// after symbolic links are resolved. serve, start and `shield config check` apply it.
+func checkStateOutside(c *Config, workspaces ...string) error {
+	if c.StateDir == "" {
+		return nil
+	}
+	state, err := resolvePath(c.StateDir)
+	if err != nil {
+		return fmt.Errorf("state_dir %s: %w", c.StateDir, err)
+	}
+	var errs []error
+	seen := map[string]bool{}
+	for _, w := range workspaces {
+		if w == "" {
+			continue
+		}
+		ws, err := resolvePath(w)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("workspace %s: %w", w, err))
+			continue
+		}
+		if seen[ws] {
+			continue
+		}
+		seen[ws] = true
+		switch {
+		case within(state, ws):
+			errs = append(errs, fmt.Errorf("state_dir %s is inside the workspace %s: the agent could read the audit key and erase the trail; "+
+				"use a state directory outside every workspace (default %s)", state, ws, defaultStateDir()))
+			continue
+		case within(ws, state):
+			errs = append(errs, fmt.Errorf("workspace %s is inside the state_dir %s: the agent could read the audit key and erase the trail; "+
+				"use a state directory outside every workspace", ws, state))
+			continue
+		}
+		for _, f := range []struct{ key, path string }{{"audit.dir", c.Audit.Dir}, {"audit.key_file", c.Audit.KeyFile}, {"socket", c.Socket}} {
+			if f.path == "" {
+				continue
+			}
+			p, err := resolvePath(f.path)
+			if err == nil && within(p, ws) {
+				errs = append(errs, fmt.Errorf("%s %s is inside the workspace %s: keep the appliance's state out of the agent's reach", f.key, p, ws))
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // checkStateDir refuses a state directory that its group or others may write: they could swap
@@ -248,6 +346,9 @@ func (c *Config) checkFiles() error {
 // Validate reports every problem in the configuration at once.
 func (c *Config) Validate() error {
 	var errs []error
+	if err := checkStateOutside(c, c.Policy.Workspace); err != nil {
+		errs = append(errs, err)
+	}
 	for _, l := range c.Listen {
 		host, _, err := net.SplitHostPort(l)
 		if err != nil {

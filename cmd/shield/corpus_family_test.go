@@ -176,7 +176,7 @@ func TestFamilyCorpus(t *testing.T) {
 			t.Fatal(err)
 		}
 		var buf bytes.Buffer
-		err = runCorpus(ctx, &cmdEnv{stdin: strings.NewReader(""), stdout: &buf, stderr: &buf}, p, fh, workspace, false)
+		err = runCorpus(ctx, &cmdEnv{stdin: strings.NewReader(""), stdout: &buf, stderr: &buf}, p, fh, workspace, false, nil)
 		fh.Close()
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)

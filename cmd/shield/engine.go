@@ -7,6 +7,7 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -32,6 +33,12 @@ import (
 
 func init() {
 	register(&command{name: "internal-engine", hidden: true, run: runEngine})
+	register(&command{name: exec.ReaperCommand, hidden: true, run: func(_ context.Context, _ *cmdEnv, args []string) error {
+		if code := exec.Reaper(args); code != 0 {
+			return exitError{code: code}
+		}
+		return nil
+	}})
 }
 
 // EngineConfig is the file `shield start` hands to `shield internal-engine` (strict YAML). It
@@ -51,6 +58,44 @@ type EngineConfig struct {
 	Egress []string `yaml:"egress"`
 	// AllowUnsandboxed starts the agent on kernels without Landlock (never when partial).
 	AllowUnsandboxed bool `yaml:"allow_unsandboxed"`
+}
+
+// Validate reports every problem of an engine configuration at once: the service keys'
+// (Config.Validate, which also keeps the state directory out of the workspace), the workspace,
+// and the llm section the agent cannot start without (a missing one is a configuration error,
+// not an agent that crash-loops).
+func (c *EngineConfig) Validate() error {
+	var errs []error
+	if err := c.Config.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Workspace == "" {
+		errs = append(errs, errors.New("workspace is required"))
+	} else if filepath.Clean(c.Workspace) != filepath.Clean(c.Policy.Workspace) {
+		if err := checkStateOutside(&c.Config, c.Workspace); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	switch {
+	case c.LLM.Provider == "" && c.LLM.BaseURL == "" && c.LLM.Model == "":
+		errs = append(errs, errors.New("llm: missing: the agent needs a model (llm.provider, llm.base_url, llm.model; see README)"))
+	default:
+		switch c.LLM.Provider {
+		case "openai", "anthropic":
+		default:
+			errs = append(errs, fmt.Errorf("llm.provider %q: use openai or anthropic", c.LLM.Provider))
+		}
+		if u, err := url.Parse(c.LLM.BaseURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("llm.base_url %q: want an http(s) URL", c.LLM.BaseURL))
+		}
+		if c.LLM.Model == "" {
+			errs = append(errs, errors.New("llm.model is required"))
+		}
+		if strings.ContainsAny(c.LLM.APIKeyEnv, "=\x00") {
+			errs = append(errs, fmt.Errorf("llm.api_key_env %q: not a variable name", c.LLM.APIKeyEnv))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func loadEngineConfig(path string) (*EngineConfig, error) {
@@ -94,7 +139,7 @@ func runEngine(ctx context.Context, env *cmdEnv, args []string) error {
 		cfg.Policy.Workspace = ws
 	}
 	cfg.Config.withDefaults()
-	if err := cfg.Config.Validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("invalid configuration:\n%w", err)
 	}
 	log := newLogger(env, cfg.Log)
@@ -137,7 +182,9 @@ func runEngine(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	shell := &exec.Shell{ShieldBin: self, Workspace: ws}
+	// The agent and its tools never reach the appliance's own state (audit trail, keys, tokens).
+	protected := []string{cfg.StateDir, cfg.Audit.Dir, cfg.Audit.KeyFile}
+	shell := &exec.Shell{ShieldBin: self, Workspace: ws, Protected: protected}
 	var fetcher *exec.Fetcher
 	if len(cfg.Egress) > 0 {
 		fetcher = &exec.Fetcher{Allow: cfg.Egress, Log: log}
@@ -201,7 +248,7 @@ func runEngine(ctx context.Context, env *cmdEnv, args []string) error {
 	sup = &engine.Supervisor{Engine: eng, ShieldBin: self, Workspace: ws, LLMPort: llmPort(cfg.LLM.BaseURL),
 		AgentArgs: []string{"--llm-provider", cfg.LLM.Provider, "--llm-base-url", cfg.LLM.BaseURL, "--llm-model", cfg.LLM.Model,
 			"--llm-api-key-env", cfg.LLM.APIKeyEnv},
-		AllowUnsandboxed: cfg.AllowUnsandboxed, Listener: al2, Recorder: rec, Log: log}
+		AllowUnsandboxed: cfg.AllowUnsandboxed, Protected: protected, Listener: al2, Recorder: rec, Log: log}
 	err = sup.Run(ctx)
 	eng.Shutdown("engine stopping")
 	return err

@@ -46,11 +46,25 @@ type evalOutput struct {
 	Class    string   `json:"action_class,omitempty"`
 	Error    string   `json:"error,omitempty"`
 	Line     int      `json:"line,omitempty"`
-	Action   any      `json:"action,omitempty"`
+	// With --explain: what the call would do and what decided it, then the whole normalised
+	// action each rule saw.
+	Explain *explanation      `json:"explain,omitempty"`
+	Action  *normalize.Action `json:"action,omitempty"`
+}
+
+// explanation is the --explain summary of one call, one readable line per item.
+type explanation struct {
+	DecidedBy       string   `json:"decided_by"`
+	Effects         []string `json:"effects"`
+	Flows           []string `json:"flows,omitempty"`
+	Unresolved      []string `json:"unresolved,omitempty"`
+	UnknownPrograms []string `json:"unknown_programs,omitempty"`
+	ParseError      string   `json:"parse_error,omitempty"`
+	Truncated       bool     `json:"truncated,omitempty"`
 }
 
 // explainLine returns the normalised action of a line, for policy authors.
-func explainLine(pol *shield.Policy, line []byte) any {
+func explainLine(pol *shield.Policy, line []byte) *normalize.Action {
 	var in evalLine
 	if json.Unmarshal(line, &in) != nil || in.Tool == "" {
 		return nil
@@ -66,6 +80,77 @@ func explainLine(pol *shield.Policy, line []byte) any {
 	return pol.Normalizer.Normalize(in.Tool, args, cwd)
 }
 
+// explain summarises an action and the verdict on it.
+func explain(a *normalize.Action, out evalOutput) *explanation {
+	ex := &explanation{DecidedBy: decidedBy(out)}
+	if a == nil {
+		return ex
+	}
+	ex.Effects = make([]string, len(a.Effects))
+	for i, e := range a.Effects {
+		ex.Effects[i] = fmt.Sprintf("#%d %s", i, effectText(e))
+	}
+	for _, f := range a.Flows {
+		if f.From < len(a.Effects) && f.To < len(a.Effects) {
+			ex.Flows = append(ex.Flows, fmt.Sprintf("#%d %s %s → #%d %s %s (%s)", f.From, a.Effects[f.From].Kind, a.Effects[f.From].Target,
+				f.To, a.Effects[f.To].Kind, a.Effects[f.To].Target, f.Via))
+		}
+	}
+	ex.Unresolved = a.Unresolved
+	ex.UnknownPrograms = a.UnknownPrograms
+	ex.ParseError = a.ParseError
+	ex.Truncated = a.Truncated
+	return ex
+}
+
+// decidedBy names what decided a verdict: the rules and their tier, or the default.
+func decidedBy(out evalOutput) string {
+	if out.Error != "" {
+		return "error: " + out.Error
+	}
+	tier := "?"
+	if out.Tier != nil {
+		tier = fmt.Sprint(*out.Tier)
+	}
+	if len(out.Rules) == 0 {
+		return fmt.Sprintf("%s at tier %s (no rule named)", out.Decision, tier)
+	}
+	return fmt.Sprintf("%s at tier %s by %s", out.Decision, tier, strings.Join(out.Rules, ", "))
+}
+
+// effectText is one effect as a policy author reads it: "delete /srv/data [rm] unresolved".
+func effectText(e normalize.Effect) string {
+	var b strings.Builder
+	b.WriteString(e.Kind)
+	b.WriteByte(' ')
+	b.WriteString(e.Target)
+	if e.Port != 0 {
+		fmt.Fprintf(&b, " port %d", e.Port)
+	}
+	if e.Program != "" {
+		b.WriteString(" [" + e.Program + "]")
+	}
+	if e.Detail != "" {
+		d := e.Detail
+		if len(d) > 120 {
+			d = d[:120] + "…"
+		}
+		b.WriteString(" (" + d + ")")
+	}
+	for _, f := range []struct {
+		on   bool
+		name string
+	}{{e.InWorkspace, "in-workspace"}, {e.Sensitive, "sensitive"}, {e.Unresolved, "UNRESOLVED"}} {
+		if f.on {
+			b.WriteString(" " + f.name)
+		}
+	}
+	if e.Remote != "" {
+		b.WriteString(" @" + e.Remote)
+	}
+	return b.String()
+}
+
 // maxEvalLine bounds one input line (arguments cap + envelope).
 const maxEvalLine = 2 << 20
 
@@ -75,7 +160,7 @@ func runEval(ctx context.Context, env *cmdEnv, args []string) error {
 	workspace := fs.String("workspace", "/home/user/project", "workspace directory of the calls")
 	corpus := fs.String("corpus", "", "labelled corpus (JSON lines with expect/category): print recall and false-positive rate")
 	showMisses := fs.Bool("show-misses", false, "with --corpus: list every case whose verdict disagrees with its label")
-	explain := fs.Bool("explain", false, "also print the normalised action each rule saw")
+	explainFlag := fs.Bool("explain", false, "also print the effects, flows, unresolved parts and unknown programs of each call, what decided it, and the normalised action each rule saw (with --corpus: the effects of each miss)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -94,7 +179,11 @@ func runEval(ctx context.Context, env *cmdEnv, args []string) error {
 			return err
 		}
 		defer f.Close()
-		return runCorpus(ctx, env, p, f, *workspace, *showMisses)
+		var pl *shield.Policy
+		if *explainFlag {
+			pl = pol
+		}
+		return runCorpus(ctx, env, p, f, *workspace, *showMisses, pl)
 	}
 	bad := false
 	lr := newLineReader(env.stdin, maxEvalLine)
@@ -123,8 +212,9 @@ func runEval(ctx context.Context, env *cmdEnv, args []string) error {
 			continue
 		}
 		out := evalOne(ctx, p, line, *workspace)
-		if *explain {
+		if *explainFlag {
 			out.Action = explainLine(pol, line)
+			out.Explain = explain(out.Action, out)
 		}
 		if out.Error != "" {
 			out.Line = n
@@ -172,7 +262,9 @@ type corpusStats struct {
 	exact, total       int // verdict equals label
 }
 
-func runCorpus(ctx context.Context, env *cmdEnv, p *shield.Pipeline, r io.Reader, workspace string, showMisses bool) error {
+// runCorpus evaluates a labelled corpus and prints recall and FPR per category. With pol set
+// (--explain), each miss is followed by its effects.
+func runCorpus(ctx context.Context, env *cmdEnv, p *shield.Pipeline, r io.Reader, workspace string, showMisses bool, pol *shield.Policy) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), maxEvalLine)
 	stats := map[string]*corpusStats{}
@@ -220,7 +312,23 @@ func runCorpus(ctx context.Context, env *cmdEnv, p *shield.Pipeline, r io.Reader
 			}
 		}
 		if showMisses && (in.Expect == "ALLOW") != (got == "ALLOW") {
-			misses = append(misses, fmt.Sprintf("%-8s want %-8s %-24s %s %s", got, in.Expect, in.ID, strings.Join(out.Rules, ","), out.Error))
+			m := fmt.Sprintf("%-8s want %-8s %-24s %s %s", got, in.Expect, in.ID, strings.Join(out.Rules, ","), out.Error)
+			if pol != nil {
+				ex := explain(explainLine(pol, line), out)
+				for _, e := range ex.Effects {
+					m += "\n      effect " + e
+				}
+				for _, f := range ex.Flows {
+					m += "\n      flow " + f
+				}
+				for _, u := range ex.Unresolved {
+					m += "\n      unresolved " + u
+				}
+				if len(ex.UnknownPrograms) > 0 {
+					m += "\n      unknown programs " + strings.Join(ex.UnknownPrograms, ", ")
+				}
+			}
+			misses = append(misses, m)
 		}
 	}
 	if err := sc.Err(); err != nil {

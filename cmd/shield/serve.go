@@ -44,7 +44,7 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 	var listen stringList
 	fs.Var(&listen, "listen", "extra TCP listener host:port (repeatable; loopback only)")
 	metrics := fs.String("metrics-listen", "", "loopback host:port for Prometheus metrics")
-	stateDir := fs.String("state-dir", "", "state directory (default $STATE_DIRECTORY or ./var)")
+	stateDir := fs.String("state-dir", "", "state directory (default $STATE_DIRECTORY, /var/lib/shield as root, else $XDG_STATE_HOME/shield)")
 	policyPath := fs.String("policy", "", "policy bundle directory or .tar.gz (default: embedded bundle)")
 	dev := fs.Bool("dev", false, "DEVELOPMENT ONLY: every caller on a loopback TCP listener is admin, unauthenticated (unix-socket peers keep their roles)")
 	if err := parseFlags(fs, args); err != nil {

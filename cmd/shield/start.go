@@ -34,7 +34,7 @@ func runStart(ctx context.Context, env *cmdEnv, args []string) error {
 	fs := newFlagSet(env, "start", "--workspace DIR [--config FILE] [--state-dir DIR]")
 	workspace := fs.String("workspace", "", "the agent's workspace directory")
 	cfgPath := fs.String("config", "", "engine config (YAML: the serve keys plus workspace, llm, egress)")
-	stateDir := fs.String("state-dir", "", "state directory (default ./var)")
+	stateDir := fs.String("state-dir", "", "state directory, outside every workspace (default $STATE_DIRECTORY, /var/lib/shield as root, else $XDG_STATE_HOME/shield)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -62,6 +62,13 @@ func runStart(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	cfg.Socket, cfg.Audit.Dir, cfg.Audit.KeyFile = "", "", ""
 	cfg.Config.withDefaults()
+	if cfg.Policy.Workspace == "" {
+		cfg.Policy.Workspace = ws
+	}
+	// Checked here, before anything is created under the state dir, and again by the engine.
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("invalid configuration:\n%w", err)
+	}
 	dir := filepath.Join(cfg.StateDir, "engines")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
@@ -99,7 +106,7 @@ func runStart(ctx context.Context, env *cmdEnv, args []string) error {
 }
 
 // processManager keeps the engine running: 5 crashes in a 60 s window end it, 1 s apart;
-// exit status 75 restarts at once, uncounted; cancellation sends SIGTERM, then SIGKILL after 5 s.
+// exit status 75 restarts at once, uncounted; exit status 0 is a clean stop (not a crash); cancellation sends SIGTERM, then SIGKILL after 5 s.
 type processManager struct {
 	bin  string
 	args []string
@@ -111,6 +118,11 @@ func (pm *processManager) run(ctx context.Context) error {
 	for {
 		code, err := pm.once(ctx)
 		if ctx.Err() != nil {
+			return nil
+		}
+		if code == 0 && err == nil {
+			// A clean exit is a stop, not a crash.
+			fmt.Fprintln(pm.env.stderr, "shield start: engine stopped")
 			return nil
 		}
 		if code == exitRestart {
@@ -213,7 +225,7 @@ func exitCode(err error) int {
 func runChat(ctx context.Context, env *cmdEnv, args []string) error {
 	fs := newFlagSet(env, "chat", "[--workspace DIR] [--state-dir DIR] [--session ID] [--otr] [--json] MESSAGE")
 	workspace := fs.String("workspace", ".", "the workspace of the running engine")
-	stateDir := fs.String("state-dir", "./var", "state directory of the running engine")
+	stateDir := fs.String("state-dir", defaultStateDir(), "state directory of the running engine")
 	session := fs.String("session", "", "continue this session")
 	otr := fs.Bool("otr", false, "off the record: not persisted, writes refused")
 	asJSON := fs.Bool("json", false, "print one event per line as JSON")

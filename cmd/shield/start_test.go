@@ -71,3 +71,19 @@ func TestProcessManagerStopsEngineOnCancel(t *testing.T) {
 		t.Fatal("the manager did not stop the engine (SIGTERM, then SIGKILL after 5 s)")
 	}
 }
+
+// TestProcessManagerCleanExitIsNotACrash: exit status 0 stops the manager without error; before,
+// it was counted as a crash and the engine restarted.
+func TestProcessManagerCleanExitIsNotACrash(t *testing.T) {
+	bin, runs := fakeEngine(t, "0")
+	var errb bytes.Buffer
+	pm := &processManager{bin: bin, env: &cmdEnv{stdout: &bytes.Buffer{}, stderr: &errb}}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := pm.run(ctx); err != nil {
+		t.Fatalf("run = %v, want nil", err)
+	}
+	if n := countRuns(runs); n != 1 || strings.Contains(errb.String(), "crashes") {
+		t.Errorf("engine started %d times, stderr %q: want one run and no crash", n, errb.String())
+	}
+}

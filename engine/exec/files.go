@@ -18,6 +18,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// ErrNotRegular is returned for reads and writes of anything but a regular file: a FIFO, a
+// device or a socket could block the engine or act on the host.
+var ErrNotRegular = errors.New("not a regular file (FIFO, device or socket): refused")
+
 // ErrOutside is returned for a path that leaves the workspace (by "..", an absolute path
 // elsewhere, or a symbolic link).
 var ErrOutside = errors.New("path is outside the workspace")
@@ -84,9 +88,35 @@ func (f *Files) open(p string, flags int, mode uint32) (*os.File, error) {
 	return os.NewFile(uintptr(fd), p), nil
 }
 
+// openRegular opens p with O_NONBLOCK, so opening a FIFO cannot block, and refuses anything fstat
+// does not show to be a regular file (ErrNotRegular); then it clears O_NONBLOCK.
+func (f *Files) openRegular(p string, flags int, mode uint32) (*os.File, error) {
+	fh, err := f.open(p, flags|unix.O_NONBLOCK, mode)
+	if err != nil {
+		if errors.Is(err, unix.ENXIO) { // a FIFO opened for writing with no reader
+			return nil, fmt.Errorf("%w: %s", ErrNotRegular, p)
+		}
+		return nil, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(fh.Fd()), &st); err != nil {
+		fh.Close()
+		return nil, &fs.PathError{Op: "stat", Path: p, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		fh.Close()
+		return nil, fmt.Errorf("%w: %s", ErrNotRegular, p)
+	}
+	if err := unix.SetNonblock(int(fh.Fd()), false); err != nil {
+		fh.Close()
+		return nil, err
+	}
+	return fh, nil
+}
+
 // Read returns up to MaxRead bytes of a file and whether it was truncated.
 func (f *Files) Read(p string) ([]byte, bool, error) {
-	fh, err := f.open(p, unix.O_RDONLY|unix.O_NOFOLLOW, 0)
+	fh, err := f.openRegular(p, unix.O_RDONLY|unix.O_NOFOLLOW, 0)
 	if err != nil {
 		return nil, false, err
 	}
@@ -107,7 +137,7 @@ func (f *Files) Read(p string) ([]byte, bool, error) {
 
 // Write creates or replaces a file (not its parents) with mode 0644 and fsyncs it.
 func (f *Files) Write(p string, data []byte) error {
-	fh, err := f.open(p, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_NOFOLLOW, 0o644)
+	fh, err := f.openRegular(p, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestFilesConfined(t *testing.T) {
@@ -93,4 +96,44 @@ func contains(ss []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// TestFilesRefuseFIFOs: reading or writing a FIFO (or any non-regular file) in the workspace is
+// refused at once with ErrNotRegular instead of blocking the engine.
+func TestFilesRefuseFIFOs(t *testing.T) {
+	ws := t.TempDir()
+	if err := unix.Mkfifo(filepath.Join(ws, "pipe"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := NewFiles(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if _, _, err := f.Read("pipe"); !errors.Is(err, ErrNotRegular) {
+			t.Errorf("read FIFO: %v, want ErrNotRegular", err)
+		}
+		if err := f.Write("pipe", []byte("x")); !errors.Is(err, ErrNotRegular) {
+			t.Errorf("write FIFO: %v, want ErrNotRegular", err)
+		}
+		if _, _, err := f.Read("."); err == nil {
+			t.Error("read of a directory succeeded")
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("a file tool blocked on a FIFO")
+	}
+	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("hello"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, _, err := f.Read("a.txt"); err != nil || string(b) != "hello" {
+		t.Errorf("read regular file: %q %v", b, err)
+	}
+	if err := f.Write("b.txt", []byte("hi")); err != nil {
+		t.Errorf("write regular file: %v", err)
+	}
 }

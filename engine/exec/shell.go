@@ -27,6 +27,9 @@ type Shell struct {
 	ConnectTCP []uint16
 	// ReadOnly adds readable paths.
 	ReadOnly []string
+	// Protected are paths no command may reach (the appliance's state directory, audit trail and
+	// keys): Run refuses when the profile would grant one of them (CheckProtected).
+	Protected []string
 }
 
 // Result is what a command produced.
@@ -84,19 +87,28 @@ func (s *Shell) Run(ctx context.Context, command string) (Result, error) {
 		return Result{}, err
 	}
 	defer os.RemoveAll(tmp)
+	prof := s.Profile(tmp)
+	if err := CheckProtected(prof, s.Protected); err != nil {
+		return Result{}, fmt.Errorf("shell executor: %w", err)
+	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd, err := sandbox.Command(ctx, s.ShieldBin, s.Profile(tmp), "/bin/sh", "-c", command)
+	targs, err := sandbox.TrampolineArgs(prof, "/bin/sh", []string{"-c", command})
 	if err != nil {
 		return Result{}, fmt.Errorf("shell executor: %w", err)
 	}
+	// The call runs under a reaper (a child subreaper outside the sandbox), which kills every
+	// process the call started, detached or not, when the shell exits or the call is cancelled.
+	cmd := osexec.CommandContext(ctx, s.ShieldBin, append([]string{ReaperCommand, "--", s.ShieldBin}, targs...)...)
 	cmd.Dir = s.Workspace
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", "HOME=" + s.Workspace, "TMPDIR=" + tmp, "LANG=C.UTF-8"}
 	out := &capped{max: max}
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 2 * time.Second
+	// SIGTERM lets the reaper kill the tree (also when the engine dies); SIGKILL of the whole
+	// group follows after WaitDelay should it not exit.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 5 * time.Second
 	err = cmd.Run()
 	res := Result{Output: out.buf.String(), Truncated: out.over, TimedOut: ctx.Err() == context.DeadlineExceeded}
 	var ee *osexec.ExitError

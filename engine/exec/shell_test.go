@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -21,6 +22,9 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "trampoline:", err)
 		}
 		os.Exit(126)
+	}
+	if len(os.Args) > 1 && os.Args[1] == ReaperCommand {
+		os.Exit(Reaper(os.Args[2:]))
 	}
 	os.Exit(m.Run())
 }
@@ -86,4 +90,101 @@ func TestShellConfined(t *testing.T) {
 	if r := run("sleep 5"); !r.TimedOut {
 		t.Errorf("timeout not enforced: %+v", r)
 	}
+}
+
+// TestShellCannotReachStateDir: a confined tool call cannot read the audit key of a state
+// directory beside the workspace, nor delete it; a profile that would grant the state directory
+// (here through an extra read-only path above it) is refused before anything runs.
+func TestShellCannotReachStateDir(t *testing.T) {
+	if sandbox.LandlockABI() < 4 {
+		t.Skipf("Landlock ABI %d: the shell executor needs ABI 4 (TCP rules)", sandbox.LandlockABI())
+	}
+	base := t.TempDir()
+	ws := filepath.Join(base, "project")
+	state := filepath.Join(base, "state")
+	key := filepath.Join(state, "keys", "audit.key")
+	for _, d := range []string{ws, filepath.Dir(key)} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(key, []byte("PRIVATE-KEY-MATERIAL"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := &Shell{ShieldBin: os.Args[0], Workspace: ws, Timeout: 20 * time.Second, Protected: []string{state}}
+	r, err := s.Run(context.Background(), "cat "+key+"; rm -rf "+state+"; ls "+state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(r.Output, "PRIVATE-KEY-MATERIAL") {
+		t.Errorf("the confined shell read the audit key: %q", r.Output)
+	}
+	if _, err := os.Stat(key); err != nil {
+		t.Errorf("the confined shell removed the audit key: %v", err)
+	}
+	s.ReadOnly = []string{base}
+	if _, err := s.Run(context.Background(), "true"); err == nil || !strings.Contains(err.Error(), "protected") {
+		t.Errorf("a profile granting the state dir ran: %v", err)
+	}
+}
+
+// TestShellKillsDetachedChildren: whatever a call leaves running — a background job, a setsid
+// child, a double fork, nohup — is gone when the call returns, and when it times out.
+func TestShellKillsDetachedChildren(t *testing.T) {
+	if sandbox.LandlockABI() < 4 {
+		t.Skipf("Landlock ABI %d: the shell executor needs ABI 4 (TCP rules)", sandbox.LandlockABI())
+	}
+	ws := t.TempDir()
+	s := &Shell{ShieldBin: os.Args[0], Workspace: ws, Timeout: 20 * time.Second}
+	marker := fmt.Sprintf("%d.%d", 1000+os.Getpid()%1000, time.Now().UnixNano()%1000000)
+	living := func() []string {
+		var out []string
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+			if err != nil {
+				continue
+			}
+			st, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
+			if strings.Contains(string(b), marker) && !strings.Contains(string(st), ") Z") {
+				out = append(out, e.Name()+":"+strings.ReplaceAll(string(b), "\x00", " "))
+			}
+		}
+		return out
+	}
+	for _, tc := range []struct{ name, cmd string }{
+		{"background", "sleep " + marker + " & echo started"},
+		{"setsid", "setsid sleep " + marker + " & echo started"},
+		{"double fork", "sh -c 'sh -c \"sleep " + marker + " </dev/null >/dev/null 2>&1 &\" &' ; echo started"},
+		{"nohup setsid, output closed", "nohup setsid sleep " + marker + " </dev/null >/dev/null 2>&1 & echo started"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := s.Run(context.Background(), tc.cmd)
+			if err != nil || !strings.Contains(r.Output, "started") {
+				t.Fatalf("run: %v %+v", err, r)
+			}
+			if l := living(); len(l) > 0 {
+				t.Errorf("still running after the call: %v", l)
+				for _, p := range l {
+					pid, _, _ := strings.Cut(p, ":")
+					n := 0
+					fmt.Sscan(pid, &n)
+					if n > 0 {
+						syscall.Kill(n, syscall.SIGKILL)
+					}
+				}
+			}
+		})
+	}
+	t.Run("timeout", func(t *testing.T) {
+		s := *s
+		s.Timeout = 500 * time.Millisecond
+		r, err := s.Run(context.Background(), "setsid sleep "+marker+" </dev/null >/dev/null 2>&1 & sleep 30")
+		if err != nil || !r.TimedOut {
+			t.Fatalf("run: %v %+v", err, r)
+		}
+		if l := living(); len(l) > 0 {
+			t.Errorf("still running after the timeout: %v", l)
+		}
+	})
 }

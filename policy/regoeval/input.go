@@ -76,6 +76,8 @@ func InputValue(a *normalize.Action, call *shield.Call) (ast.Value, error) {
 			boolean("in_workspace", e.InWorkspace),
 			boolean("sensitive", e.Sensitive),
 			boolean("unresolved", e.Unresolved),
+			num("port", e.Port),
+			str("remote", e.Remote),
 		))
 	}
 	flows := ast.NewArrayWithCapacity(len(a.Flows))

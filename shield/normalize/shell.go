@@ -19,8 +19,12 @@ type frame struct {
 }
 
 type walker struct {
-	s    *state
-	vars map[string]string // variables assigned literal values earlier in the script
+	s       *state
+	vars    map[string]string // variables assigned literal values earlier in the script
+	inSubst int               // > 0 while walking a command or process substitution
+	// substBytes: bytes of known variable values substituted into the current statement's words,
+	// bounded by maxExpandedArgv.
+	substBytes int
 }
 
 // Bounds of the work on one call beyond the command count, the depth and the input limits of
@@ -122,13 +126,18 @@ func (w *walker) stmt(f frame, st *syntax.Stmt, pipe bool, idx int, bg bool) {
 		return
 	}
 	bg = bg || st.Background
+	effStart := len(w.s.act.Effects)
 	redirs, stdin := w.redirects(f, st.Redirs)
 	switch c := st.Cmd.(type) {
 	case *syntax.CallExpr:
+		w.substBytes = 0
 		var env []string
 		for _, a := range c.Assigns {
 			kv := w.assign(f, a)
 			env = append(env, kv)
+			if len(c.Args) == 0 && a.Name != nil {
+				delete(w.vars, a.Name.Value) // reassigned: an earlier literal value no longer holds
+			}
 			if len(c.Args) == 0 && a.Name != nil && a.Value != nil && a.Array == nil && !a.Append {
 				if v, dyn := w.word(f, a.Value); !dyn && len(w.vars) < maxTrackedVars && len(v) <= maxExpandedWord {
 					w.vars[a.Name.Value] = v
@@ -141,24 +150,37 @@ func (w *walker) stmt(f frame, st *syntax.Stmt, pipe bool, idx int, bg bool) {
 			ws.argv = append(ws.argv, t)
 			ws.dyn = append(ws.dyn, d)
 		}
-		w.emit(f, ws, slice(f.src, st.Pos(), st.End()), redirs, env, pipe, idx, bg, stdin)
+		raw := slice(f.src, st.Pos(), st.End())
+		w.emit(f, ws, raw, redirs, env, pipe, idx, bg, stdin)
+		carried := w.linkCmd(effStart, raw)
+		if len(c.Args) == 0 {
+			for _, a := range c.Assigns {
+				w.taintVar(a, carried)
+			}
+		}
 	case *syntax.BinaryCmd:
 		if c.Op == syntax.Pipe || c.Op == syntax.PipeAll {
 			parts := flattenPipe(st)
 			starts := make([]int, len(parts))
+			effStarts := make([]int, len(parts))
 			for i, p := range parts {
 				starts[i] = len(w.s.act.Commands)
+				effStarts[i] = len(w.s.act.Effects)
 				w.stmt(f, p, true, i, bg)
 			}
 			w.pipedScripts(f, starts)
+			w.linkPipe(effStarts, len(w.s.act.Effects))
 			return
 		}
 		w.stmt(f, c.X, false, 0, bg)
 		w.stmt(f, c.Y, false, 0, bg)
 	case *syntax.Subshell:
+		// A subshell's cd does not move the commands after it.
+		cwd := w.s.cwd
 		for _, x := range c.Stmts {
 			w.stmt(f, x, pipe, idx, bg)
 		}
+		w.s.cwd = cwd
 	case *syntax.Block:
 		for _, x := range c.Stmts {
 			w.stmt(f, x, pipe, idx, bg)
@@ -172,12 +194,7 @@ func (w *walker) stmt(f frame, st *syntax.Stmt, pipe bool, idx int, bg bool) {
 		w.stmts(f, c.Cond)
 		w.stmts(f, c.Do)
 	case *syntax.ForClause:
-		if wi, ok := c.Loop.(*syntax.WordIter); ok {
-			for _, wd := range wi.Items {
-				w.word(f, wd)
-			}
-		}
-		w.stmts(f, c.Do)
+		w.forLoop(f, c)
 	case *syntax.CaseClause:
 		w.word(f, c.Word)
 		for _, it := range c.Items {
@@ -190,8 +207,21 @@ func (w *walker) stmt(f frame, st *syntax.Stmt, pipe bool, idx int, bg bool) {
 		for _, a := range c.Args {
 			ws.argv = append(ws.argv, w.assign(f, a))
 			ws.dyn = append(ws.dyn, false)
+			if a.Name != nil && !a.Naked {
+				delete(w.vars, a.Name.Value)
+				if a.Value != nil && a.Array == nil && !a.Append {
+					if v, ok := w.litWord(a.Value); ok && len(w.vars) < maxTrackedVars && len(v) <= maxExpandedWord {
+						w.vars[a.Name.Value] = v
+					}
+				}
+			}
 		}
-		w.emit(f, ws, slice(f.src, st.Pos(), st.End()), redirs, nil, pipe, idx, bg, stdin)
+		raw := slice(f.src, st.Pos(), st.End())
+		w.emit(f, ws, raw, redirs, nil, pipe, idx, bg, stdin)
+		carried := w.linkCmd(effStart, raw)
+		for _, a := range c.Args {
+			w.taintVar(a, carried)
+		}
 	case *syntax.TimeClause:
 		w.stmt(f, c.Stmt, pipe, idx, bg)
 	case *syntax.CoprocClause:
@@ -235,6 +265,10 @@ func (w *walker) nested(f frame, ss []*syntax.Stmt, via string) {
 		w.s.act.Truncated = true
 		return
 	}
+	if via == "subst" || via == "procsubst" {
+		w.inSubst++
+		defer func() { w.inSubst-- }()
+	}
 	w.stmts(frame{src: f.src, depth: f.depth + 1, via: via, sudo: f.sudo}, ss)
 }
 
@@ -276,9 +310,9 @@ func (w *walker) redirects(f frame, rs []*syntax.Redirect) ([]Redirect, string) 
 		if r.N != nil {
 			rd.Fd = r.N.Value
 		}
-		target := ""
+		target, tdyn := "", false
 		if r.Word != nil {
-			target, _ = w.word(f, r.Word)
+			target, tdyn = w.word(f, r.Word)
 		}
 		switch r.Op {
 		case syntax.Hdoc, syntax.DashHdoc:
@@ -302,6 +336,15 @@ func (w *walker) redirects(f frame, rs []*syntax.Redirect) ([]Redirect, string) 
 				role = RoleRead
 			}
 			rd.Path = w.fileTarget(target, role)
+			kind := EffectWrite
+			if r.Op == syntax.RdrIn {
+				kind = EffectRead
+			}
+			from := len(w.s.act.Effects)
+			w.pathEffect(kind, "redirect", target, tdyn)
+			for i := from; i < len(w.s.act.Effects); i++ {
+				w.s.fx().origin[i] = "redirect"
+			}
 		}
 		out = append(out, rd)
 	}
@@ -380,6 +423,10 @@ func (w *walker) part(f frame, sb *strings.Builder, p syntax.WordPart, inDQ bool
 			w.part(f, sb, q, true, dyn)
 		}
 	case *syntax.CmdSubst:
+		if v, ok := w.evalSubst(x); ok {
+			sb.WriteString(v)
+			return
+		}
 		*dyn = true
 		sb.WriteString(slice(f.src, x.Pos(), x.End()))
 		w.nested(f, x.Stmts, "subst")
@@ -387,7 +434,18 @@ func (w *walker) part(f frame, sb *strings.Builder, p syntax.WordPart, inDQ bool
 		*dyn = true
 		sb.WriteString(slice(f.src, x.Pos(), x.End()))
 		w.nested(f, x.Stmts, "procsubst")
-	default: // ParamExp, ArithmExp, ExtGlob, BraceExp
+	case *syntax.ParamExp:
+		if v, ok := w.paramValue(x); ok && (inDQ || !strings.ContainsAny(v, " \t\n*?[")) {
+			if w.substBytes+len(v) <= maxExpandedArgv && sb.Len()+len(v) <= maxExpandedWord {
+				w.substBytes += len(v)
+				sb.WriteString(v)
+				return
+			}
+			w.s.act.Truncated = true
+		}
+		*dyn = true
+		sb.WriteString(slice(f.src, p.Pos(), p.End()))
+	default: // ArithmExp, ExtGlob, BraceExp
 		*dyn = true
 		sb.WriteString(slice(f.src, p.Pos(), p.End()))
 	}
@@ -567,6 +625,13 @@ func (w *walker) emit(f frame, ws words, raw string, redirs []Redirect, env []st
 		c.Args = []string{}
 	}
 	w.s.act.Commands = append(w.s.act.Commands, c)
+	if w.inSubst > 0 {
+		x := w.s.fx()
+		if x.subst == nil {
+			x.subst = map[int]bool{}
+		}
+		x.subst[len(w.s.act.Commands)-1] = true
+	}
 	if len(ws.argv) == 0 {
 		return true
 	}
@@ -578,10 +643,20 @@ func (w *walker) emit(f frame, ws words, raw string, redirs []Redirect, env []st
 			w.s.cwd = w.s.n.opt.Home
 		}
 	}
-	w.follow(f, c.Name, ws, pipe, idx, stdin)
-	if c.Dynamic {
-		w.expand(f, ws, raw, pipe, idx, stdin)
+	x := w.s.fx()
+	prevRoots := x.roots
+	if c.Name == "find" {
+		x.roots = findRoots(ws.sub(1)) // "{}" in -exec stands for what find walks
 	}
+	w.follow(f, c.Name, ws, pipe, idx, stdin)
+	replaced := false
+	if c.Dynamic {
+		replaced = w.expand(f, ws, raw, pipe, idx, stdin)
+	}
+	if !replaced {
+		w.commandEffects(f, &c, ws, pipe, idx, stdin)
+	}
+	x.roots = prevRoots
 	return true
 }
 
@@ -592,10 +667,10 @@ var varRE = regexp.MustCompile(`\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Z
 // variables assigned earlier in the same script to literal values (and HOME, IFS) substituted, and
 // words containing $IFS split on blanks. It is a best-effort reading for rules; the original
 // command with Dynamic set is kept as well.
-func (w *walker) expand(f frame, ws words, raw string, pipe bool, idx int, stdin string) {
+func (w *walker) expand(f frame, ws words, raw string, pipe bool, idx int, stdin string) bool {
 	if f.depth+1 > w.s.n.opt.MaxDepth {
 		w.s.act.Truncated = true
-		return
+		return false
 	}
 	out := words{}
 	changed := false
@@ -622,7 +697,7 @@ func (w *walker) expand(f frame, ws words, raw string, pipe bool, idx int, stdin
 				total += len(v)
 				if len(out.argv)+len(v)/2 > 4096 || total > maxExpandedArgv {
 					w.s.act.Truncated = true
-					return
+					return false
 				}
 				changed = true
 				for _, fld := range strings.Fields(v) {
@@ -652,13 +727,16 @@ func (w *walker) expand(f frame, ws words, raw string, pipe bool, idx int, stdin
 			if name == "HOME" {
 				return w.s.n.opt.Home
 			}
+			if name == "PWD" {
+				return w.s.cwd
+			}
 			still = true
 			return m
 		})
 		total += grown - len(a)
 		if grown > maxExpandedWord || total > maxExpandedArgv {
 			w.s.act.Truncated = true
-			return
+			return false
 		}
 		if na != a {
 			changed = true
@@ -675,10 +753,10 @@ func (w *walker) expand(f frame, ws words, raw string, pipe bool, idx int, stdin
 		out.dyn = append(out.dyn, still)
 	}
 	if !changed || len(out.argv) == 0 {
-		return
+		return false
 	}
 	child := frame{src: f.src, depth: f.depth + 1, via: "expand", sudo: f.sudo}
-	w.emit(child, out, raw, nil, nil, pipe, idx, false, stdin)
+	return w.emit(child, out, raw, nil, nil, pipe, idx, false, stdin)
 }
 
 // sub returns argv[i:] as words.
@@ -708,7 +786,7 @@ func (w *walker) follow(f frame, name string, ws words, pipe bool, idx int, stdi
 		script, hasC, file := shellScript(args.argv)
 		switch {
 		case hasC:
-			w.script(script, child.depth, name+" -c", f.sudo)
+			w.script(bindPositional(script, args.argv), child.depth, name+" -c", f.sudo)
 		case file != "":
 			w.s.addPath(file, RoleExec)
 		case stdin != "":
@@ -717,7 +795,11 @@ func (w *walker) follow(f frame, name string, ws words, pipe bool, idx int, stdi
 	case name == "busybox" && len(args.argv) > 0:
 		w.emit(child, args, strings.Join(args.argv, " "), nil, nil, pipe, idx, false, stdin)
 	case name == "eval":
-		w.script(strings.Join(args.argv, " "), child.depth, "eval", f.sudo)
+		joined := strings.Join(args.argv, " ")
+		if t := strings.TrimSpace(joined); strings.HasPrefix(t, "$(") && strings.HasSuffix(t, ")") && evalSafe[substProgram(t)] {
+			return // eval "$(ssh-agent -s)": the output of an environment-setup program (walked as a substitution)
+		}
+		w.script(joined, child.depth, "eval", f.sudo)
 	case name == "su" || name == "runuser":
 		for i := 0; i < len(args.argv); i++ {
 			a := args.argv[i]
@@ -730,6 +812,8 @@ func (w *walker) follow(f frame, name string, ws words, pipe bool, idx int, stdi
 				return
 			}
 		}
+	case name == "parallel":
+		w.parallel(f, child, args, pipe, idx)
 	case name == "watch":
 		rest := skipOptions(args, wrappers["watch"].valueOpts, 0)
 		if len(rest.argv) > 0 {
@@ -786,7 +870,11 @@ func (w *walker) follow(f frame, name string, ws words, pipe bool, idx int, stdi
 		if wr.sudo {
 			child.sudo = true
 		}
-		rest := skipOptions(args, wr.valueOpts, wr.operands)
+		operands := wr.operands
+		if name == "taskset" && len(args.argv) > 0 && (args.argv[0] == "-c" || args.argv[0] == "--cpu-list" || strings.HasPrefix(args.argv[0], "-c") && len(args.argv[0]) > 2 && !strings.HasPrefix(args.argv[0], "--")) {
+			operands = 0 // taskset -c LIST CMD: the list is the option's value
+		}
+		rest := skipOptions(args, wr.valueOpts, operands)
 		if name == "nice" && len(args.argv) > 0 && len(args.argv[0]) > 1 && args.argv[0][0] == '-' && isFdWord(args.argv[0][1:]) {
 			rest = args.sub(1)
 		}
@@ -1281,5 +1369,350 @@ func (w *walker) interpreterOperands(args words) {
 			w.s.addPath(a, RoleExec)
 		}
 		return
+	}
+}
+
+// paramValue is the value of a plain parameter expansion ($X, ${X}) when it is known: a variable
+// assigned a literal earlier in the script, a loop variable over literals, HOME, PWD.
+func (w *walker) paramValue(x *syntax.ParamExp) (string, bool) {
+	if x.Param == nil || x.Excl || x.Length || x.Width || x.Index != nil || x.Slice != nil || x.Repl != nil || x.Names != 0 || x.Exp != nil {
+		return "", false
+	}
+	name := x.Param.Value
+	if v, ok := w.vars[name]; ok {
+		return v, true
+	}
+	switch name {
+	case "HOME":
+		return w.s.n.opt.Home, true
+	case "PWD":
+		return w.s.cwd, true
+	}
+	return "", false
+}
+
+// litWord is the value of a word made only of literals, quotes and known parameters (no
+// substitution is walked); ok is false otherwise.
+func (w *walker) litWord(wd *syntax.Word) (string, bool) {
+	if wd == nil {
+		return "", false
+	}
+	var sb strings.Builder
+	var lit func(p syntax.WordPart, inDQ bool) bool
+	lit = func(p syntax.WordPart, inDQ bool) bool {
+		switch x := p.(type) {
+		case *syntax.Lit:
+			if !inDQ && (hasGlob(x.Value) || hasBraces(x.Value)) {
+				return false
+			}
+			if inDQ {
+				sb.WriteString(unescapeDQ(x.Value))
+			} else {
+				sb.WriteString(unescapeUnquoted(x.Value))
+			}
+		case *syntax.SglQuoted:
+			if x.Dollar {
+				sb.WriteString(ansiC(x.Value))
+			} else {
+				sb.WriteString(x.Value)
+			}
+		case *syntax.DblQuoted:
+			for _, q := range x.Parts {
+				if !lit(q, true) {
+					return false
+				}
+			}
+		case *syntax.ParamExp:
+			v, ok := w.paramValue(x)
+			if !ok {
+				return false
+			}
+			sb.WriteString(v)
+		case *syntax.CmdSubst:
+			v, ok := w.evalSubst(x)
+			if !ok {
+				return false
+			}
+			sb.WriteString(v)
+		default:
+			return false
+		}
+		return sb.Len() <= maxExpandedWord
+	}
+	for _, p := range wd.Parts {
+		if !lit(p, false) {
+			return "", false
+		}
+	}
+	return sb.String(), true
+}
+
+// evalSubst evaluates command substitutions whose output is known without running anything:
+// $(pwd), $(dirname X), $(basename X [SUFFIX]), $(echo X) over literal operands.
+func (w *walker) evalSubst(x *syntax.CmdSubst) (string, bool) {
+	if len(x.Stmts) != 1 || x.Stmts[0].Background || len(x.Stmts[0].Redirs) > 0 {
+		return "", false
+	}
+	call, ok := x.Stmts[0].Cmd.(*syntax.CallExpr)
+	if !ok || len(call.Assigns) > 0 || len(call.Args) == 0 || len(call.Args) > 3 {
+		return "", false
+	}
+	argv := make([]string, 0, len(call.Args))
+	for _, a := range call.Args {
+		v, ok := w.litWord(a)
+		if !ok {
+			return "", false
+		}
+		argv = append(argv, v)
+	}
+	switch argv[0] {
+	case "pwd":
+		if len(argv) == 1 {
+			return w.s.cwd, true
+		}
+	case "dirname":
+		if len(argv) == 2 && argv[1] != "" {
+			p := strings.TrimRight(argv[1], "/")
+			if p == "" {
+				return "/", true
+			}
+			return path.Dir(p), true
+		}
+	case "basename":
+		if len(argv) >= 2 && argv[1] != "" {
+			b := path.Base(argv[1])
+			if len(argv) == 3 {
+				b = strings.TrimSuffix(b, argv[2])
+			}
+			return b, true
+		}
+	case "echo":
+		if len(argv) == 2 && !strings.HasPrefix(argv[1], "-") {
+			return argv[1], true
+		}
+	}
+	return "", false
+}
+
+// maxLoopItems bounds the literal items a for loop is walked with, one pass per item.
+const maxLoopItems = 8
+
+// forLoop walks a for loop's body once per literal item with the loop variable bound to it ("for
+// d in /srv/data; do rm -rf "$d"; done" deletes /srv/data); with items that are not literal, or
+// too many, once with the variable unknown.
+func (w *walker) forLoop(f frame, c *syntax.ForClause) {
+	wi, ok := c.Loop.(*syntax.WordIter)
+	if !ok {
+		w.stmts(f, c.Do)
+		return
+	}
+	var items []string
+	literal := true
+	for _, wd := range wi.Items {
+		v, dyn := w.word(f, wd)
+		if dyn {
+			literal = false
+			continue
+		}
+		items = append(items, strings.Fields(v)...)
+	}
+	name := ""
+	if wi.Name != nil {
+		name = wi.Name.Value
+	}
+	if !literal || len(items) == 0 || len(items) > maxLoopItems || name == "" {
+		delete(w.vars, name)
+		w.stmts(f, c.Do)
+		return
+	}
+	for _, it := range items {
+		if w.full() {
+			return
+		}
+		w.vars[name] = it
+		w.stmts(f, c.Do)
+	}
+	delete(w.vars, name)
+}
+
+// taintVar marks a variable assigned in a statement as carrying the statement's sources.
+func (w *walker) taintVar(a *syntax.Assign, sources []int) {
+	if a == nil || a.Name == nil {
+		return
+	}
+	x := w.s.fx()
+	if len(sources) == 0 {
+		delete(x.varTaint, a.Name.Value)
+		return
+	}
+	if len(x.varTaint) < maxTrackedVars {
+		if x.varTaint == nil {
+			x.varTaint = map[string][]int{}
+		}
+		x.varTaint[a.Name.Value] = dedupeInts(sources)
+	}
+}
+
+// findRoots are the starting points of a find command (before the first expression word).
+func findRoots(args words) []string {
+	var roots []string
+	for i, a := range args.argv {
+		if strings.HasPrefix(a, "-") || a == "(" || a == "!" {
+			break
+		}
+		if args.dyn[i] && isUnresolvedText(a) {
+			return nil
+		}
+		roots = append(roots, a)
+	}
+	if len(roots) == 0 {
+		roots = []string{"."}
+	}
+	return roots
+}
+
+var positionalRE = regexp.MustCompile(`"\$\{?([@*0-9])\}?"|\$\{?([@*0-9])\}?`)
+
+// bindPositional substitutes the positional parameters of "sh -c SCRIPT NAME ARG…" into SCRIPT,
+// shell-quoted ("bash -c '"$@"' _ rm -rf x" runs rm -rf x). args is the shell's argv without
+// argv[0]; SCRIPT is found after its -c option.
+func bindPositional(script string, args []string) string {
+	at := -1
+	seenC := false
+	for i, a := range args {
+		if !seenC {
+			if len(a) > 1 && a[0] == '-' && !strings.HasPrefix(a, "--") && strings.ContainsRune(a, 'c') {
+				seenC = true
+			}
+			continue
+		}
+		if a == script {
+			at = i
+			break
+		}
+	}
+	if at < 0 || at+1 >= len(args) || !strings.Contains(script, "$") {
+		return script
+	}
+	pos := args[at+1:] // $0, $1, …
+	total := len(script)
+	for _, p := range pos {
+		total += len(p) + 3
+	}
+	if total > maxExpandedWord {
+		return script
+	}
+	q := func(v string) string {
+		out, err := syntax.Quote(v, syntax.LangBash)
+		if err != nil {
+			return "'" + strings.ReplaceAll(v, "'", `'\''`) + "'"
+		}
+		return out
+	}
+	return positionalRE.ReplaceAllStringFunc(script, func(m string) string {
+		sm := positionalRE.FindStringSubmatch(m)
+		c := sm[1] + sm[2]
+		switch c {
+		case "@", "*":
+			var parts []string
+			for _, p := range pos[1:] {
+				parts = append(parts, q(p))
+			}
+			if c == "*" && sm[1] != "" {
+				return q(strings.Join(pos[1:], " "))
+			}
+			return strings.Join(parts, " ")
+		default:
+			n := int(c[0] - '0')
+			if n < len(pos) {
+				return q(pos[n])
+			}
+			return `""`
+		}
+	})
+}
+
+// parallel walks GNU parallel's command once per literal input given after ":::" (bounded), "{}"
+// replaced by the input; without ":::" its inputs come from standard input (Via "parallel").
+func (w *walker) parallel(f frame, child frame, args words, pipe bool, idx int) {
+	sp := specs()["parallel"]
+	i := 0
+	for i < len(args.argv) {
+		a := args.argv[i]
+		if a == "--" {
+			i++
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			break
+		}
+		if sp != nil && sp.opts[a] != "" {
+			i++
+		}
+		i++
+	}
+	cmd := words{}
+	var inputs []string
+	sep := false
+	for ; i < len(args.argv); i++ {
+		a := args.argv[i]
+		if a == ":::" || a == "::::" {
+			sep = true
+			continue
+		}
+		if sep {
+			inputs = append(inputs, a)
+			continue
+		}
+		cmd.argv = append(cmd.argv, a)
+		cmd.dyn = append(cmd.dyn, args.dyn[i])
+	}
+	if len(cmd.argv) == 0 {
+		return
+	}
+	if len(cmd.argv) == 1 && strings.ContainsAny(cmd.argv[0], " \t;|&") {
+		// One word: parallel runs it as a shell command line.
+		if !sep || len(inputs) == 0 || len(inputs) > maxLoopItems {
+			w.script(cmd.argv[0], child.depth, "parallel", f.sudo)
+			return
+		}
+		for _, in := range inputs {
+			q, err := syntax.Quote(in, syntax.LangBash)
+			if err != nil {
+				continue
+			}
+			line := cmd.argv[0]
+			if strings.Contains(line, "{}") {
+				line = strings.ReplaceAll(line, "{}", q)
+			} else {
+				line += " " + q
+			}
+			w.script(line, child.depth, "parallel :::", f.sudo)
+		}
+		return
+	}
+	if !sep || len(inputs) == 0 || len(inputs) > maxLoopItems {
+		w.emit(child, cmd, strings.Join(cmd.argv, " "), nil, nil, pipe, idx, false, "")
+		return
+	}
+	child.via = "parallel :::"
+	for _, in := range inputs {
+		one := words{}
+		replaced := false
+		for k, a := range cmd.argv {
+			if strings.Contains(a, "{}") {
+				a = strings.ReplaceAll(a, "{}", in)
+				replaced = true
+			}
+			one.argv = append(one.argv, a)
+			one.dyn = append(one.dyn, cmd.dyn[k])
+		}
+		if !replaced {
+			one.argv = append(one.argv, in)
+			one.dyn = append(one.dyn, false)
+		}
+		if !w.emit(child, one, strings.Join(one.argv, " "), nil, nil, pipe, idx, false, "") {
+			return
+		}
 	}
 }

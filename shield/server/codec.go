@@ -60,7 +60,15 @@ var lenient struct {
 
 // unmarshalLenient decodes b into req without UTF-8 validation: through a proto2 copy of
 // shield.proto (proto2 strings are not validated), then field by field into req.
-func unmarshalLenient(b []byte, req *shieldv1.EvaluateRequest) error {
+func unmarshalLenient(b []byte, req *shieldv1.EvaluateRequest) (err error) {
+	// The codec runs in grpc's transport, before any interceptor: a panic here would end the
+	// process. The dynamic decoder has panicked on hostile map entries (FuzzCodec); any panic is
+	// a failed lenient decode, and the strict decoder's error stands.
+	defer func() {
+		if x := recover(); x != nil {
+			err = fmt.Errorf("lenient decode: %v", x)
+		}
+	}()
 	lenient.once.Do(func() { lenient.desc, lenient.err = lenientDescriptor(req.ProtoReflect().Descriptor()) })
 	if lenient.err != nil {
 		return lenient.err

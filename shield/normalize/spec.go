@@ -1,0 +1,392 @@
+package normalize
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Command specs: what each program does with its operands and option values. They are reviewable
+// data (specs/*.spec, one file per family), read once; the engine in effects_shell.go turns a
+// parsed argv into Effects.
+//
+// Format, one program (or program + sub-command) per line, '#' comments:
+//
+//	NAME[ SUB…]: TOKEN…
+//	NAME = OTHER          NAME behaves as OTHER, sub-commands included (pip3 = pip)
+//
+// Tokens:
+//
+//	-o,--output=ROLE   an option taking a value (separate, attached "-ofile" or "--output=file");
+//	                   ROLE is what the value is (see roles below; "_" ignores it)
+//	-f,--force!TAG     a flag without value whose presence sets TAG for the program's handler
+//	ROLE ROLE* ROLE    operand roles in order; one role may end in '*' and takes the operands left
+//	                   over (cp: "read* write" — every operand but the last is read)
+//	+EFFECT[:DETAIL]   an effect the program always has (+secret:env, +privilege, +listen)
+//	%posix             options end at the first operand (wrappers, sub-command dispatchers)
+//	%sub               the first operand selects a sub-command spec ("git push"); unknown ones are
+//	                   reported as unknown programs ("git frob")
+//	%h:NAME            a Go handler for semantics the table cannot say (sed -i, tar -x, git push -f)
+//
+// Options not listed are flags without value; a listed single-dash long option (find -name) is
+// matched whole before short-flag clustering.
+//
+// Roles: read write delete move (read + delete) list code (inline code run by the program) script
+// (a file run by the program) cmd (the rest of argv is a command: a wrapper) url host (host[:port] or
+// user@host[:path]) port pkg (a package to install) remote (a VCS remote) data (curl -d: "@file" is
+// a read) _ (ignored).
+
+//go:embed specs/*.spec
+var specFS embed.FS
+
+type cmdSpec struct {
+	name     string
+	opts     map[string]string // option → role of its value
+	flags    map[string]string // flag → tag
+	operands []string
+	fx       []string
+	posix    bool
+	sub      bool
+	handler  string
+	subs     map[string]*cmdSpec
+	// longSingle: the spec lists single-dash long options (find -name), so an unknown "-xyz" is
+	// one flag, not a cluster.
+	longSingle bool
+}
+
+var (
+	specsOnce sync.Once
+	specTable map[string]*cmdSpec
+	specErr   error
+)
+
+// specs returns the parsed spec table (parsed once; a bad spec file is a build defect caught by
+// the package tests).
+func specs() map[string]*cmdSpec {
+	specsOnce.Do(func() {
+		specTable, specErr = loadSpecs(specFS)
+		if specErr != nil {
+			panic(specErr)
+		}
+	})
+	return specTable
+}
+
+// loadSpecs parses every .spec file of fsys; it reports every bad line, not just the first.
+func loadSpecs(fsys fs.FS) (map[string]*cmdSpec, error) {
+	names, err := fs.Glob(fsys, "specs/*.spec")
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(names)
+	table := map[string]*cmdSpec{}
+	var problems []string
+	aliases := map[string]string{}
+	for _, n := range names {
+		b, err := fs.ReadFile(fsys, n)
+		if err != nil {
+			return nil, err
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if name, target, ok := parseAlias(line); ok {
+				aliases[name] = target
+				continue
+			}
+			if err := parseSpecLine(table, line); err != nil {
+				problems = append(problems, fmt.Sprintf("%s:%d: %v", n, i+1, err))
+			}
+		}
+	}
+	for name, target := range aliases {
+		sp, ok := table[target]
+		if !ok {
+			problems = append(problems, fmt.Sprintf("alias %s: no program %q", name, target))
+			continue
+		}
+		table[name] = sp
+	}
+	if len(problems) > 0 {
+		sort.Strings(problems)
+		return nil, fmt.Errorf("command specs: %s", strings.Join(problems, "; "))
+	}
+	return table, nil
+}
+
+// parseAlias reads "NAME = OTHER": NAME behaves as OTHER (pip3 = pip).
+func parseAlias(line string) (string, string, bool) {
+	if i := strings.Index(line, "#"); i >= 0 {
+		line = line[:i]
+	}
+	f := strings.Fields(line)
+	if len(f) == 3 && f[1] == "=" && !strings.Contains(line, ":") {
+		return f[0], f[2], true
+	}
+	return "", "", false
+}
+
+var specRoles = set("read", "write", "delete", "move", "list", "code", "script", "cmd", "url", "host", "port", "pkg", "remote", "data", "_")
+
+func parseSpecLine(table map[string]*cmdSpec, line string) error {
+	if i := strings.Index(line, "#"); i >= 0 {
+		line = line[:i]
+	}
+	line = strings.TrimSpace(line)
+	if line == "" {
+		return nil
+	}
+	head, body, ok := strings.Cut(line, ":")
+	if !ok {
+		return fmt.Errorf("no ':' after the program name")
+	}
+	names := strings.Fields(head)
+	if len(names) == 0 {
+		return fmt.Errorf("no program name")
+	}
+	sp := &cmdSpec{name: strings.Join(names, " "), opts: map[string]string{}, flags: map[string]string{}}
+	stars := 0
+	for _, tok := range strings.Fields(body) {
+		switch {
+		case strings.HasPrefix(tok, "%"):
+			switch {
+			case tok == "%posix":
+				sp.posix = true
+			case tok == "%sub":
+				sp.sub = true
+			case strings.HasPrefix(tok, "%h:"):
+				sp.handler = tok[3:]
+			default:
+				return fmt.Errorf("unknown directive %q", tok)
+			}
+		case strings.HasPrefix(tok, "+"):
+			sp.fx = append(sp.fx, tok[1:])
+		case strings.HasPrefix(tok, "-"):
+			if names, role, ok := strings.Cut(tok, "="); ok {
+				if !specRoles[role] {
+					return fmt.Errorf("option %q: unknown role %q", names, role)
+				}
+				for _, o := range strings.Split(names, ",") {
+					sp.opts[o] = role
+					sp.longSingle = sp.longSingle || (len(o) > 2 && o[1] != '-')
+				}
+				continue
+			}
+			names, tag, _ := strings.Cut(tok, "!")
+			for _, o := range strings.Split(names, ",") {
+				sp.flags[o] = tag
+				sp.longSingle = sp.longSingle || (len(o) > 2 && o[1] != '-')
+			}
+		default:
+			r := strings.TrimSuffix(tok, "*")
+			if !specRoles[r] {
+				return fmt.Errorf("unknown operand role %q", tok)
+			}
+			if r != tok {
+				stars++
+			}
+			sp.operands = append(sp.operands, tok)
+		}
+	}
+	if stars > 1 {
+		return fmt.Errorf("more than one repeated operand role")
+	}
+	if len(names) == 1 {
+		if prev, ok := table[names[0]]; ok && prev.subs != nil {
+			sp.subs = prev.subs
+		}
+		table[names[0]] = sp
+		return nil
+	}
+	parent := table[names[0]]
+	if parent == nil {
+		return fmt.Errorf("sub-command %q before its program", sp.name)
+	}
+	for _, n := range names[1 : len(names)-1] {
+		p := parent.subs[n]
+		if p == nil {
+			return fmt.Errorf("sub-command %q before its parent", sp.name)
+		}
+		parent = p
+	}
+	if parent.subs == nil {
+		parent.subs = map[string]*cmdSpec{}
+	}
+	parent.subs[names[len(names)-1]] = sp
+	return nil
+}
+
+// parsedArgs is an argv read with a spec: option values with their roles, flags set, operands.
+type parsedArgs struct {
+	spec     *cmdSpec
+	name     string // "git push"
+	vals     []optVal
+	tags     map[string]bool
+	flags    []string // every option seen, as written (before '=')
+	operands []int    // indexes into the argv words
+	rest     int      // index of the first word of a "cmd" operand, or -1
+	subName  string   // an unknown sub-command
+	base     int      // index in the argv words of the first word after the sub-command
+}
+
+type optVal struct {
+	opt, role, val string
+	dyn            bool
+}
+
+// parseArgs reads args (argv without argv[0]) with sp, getopt style: "--" ends options, short
+// flags cluster ("-rf"), a value option takes the rest of its cluster or the next word, long
+// options take "--opt=value" or the next word. Sub-commands dispatch on the first operand.
+func parseArgs(sp *cmdSpec, name string, args words) parsedArgs {
+	pa := parsedArgs{spec: sp, name: name, rest: -1}
+	hasCmd := false
+	for _, r := range sp.operands {
+		if strings.TrimSuffix(r, "*") == "cmd" {
+			hasCmd = true
+		}
+	}
+	posix := sp.posix || sp.sub || hasCmd
+	noMore := false
+	for i := 0; i < len(args.argv); i++ {
+		a := args.argv[i]
+		if noMore || len(a) < 2 || a[0] != '-' {
+			if sp.sub && len(pa.operands) == 0 && !args.dyn[i] {
+				if sub, ok := sp.subs[a]; ok {
+					inner := parseArgs(sub, name+" "+a, args.sub(i+1))
+					inner.vals = append(pa.vals, inner.vals...)
+					inner.flags = append(pa.flags, inner.flags...)
+					for t := range pa.tags {
+						if inner.tags == nil {
+							inner.tags = map[string]bool{}
+						}
+						inner.tags[t] = true
+					}
+					for k := range inner.operands {
+						inner.operands[k] += i + 1
+					}
+					if inner.rest >= 0 {
+						inner.rest += i + 1
+					}
+					inner.base += i + 1
+					return inner
+				}
+				if len(sp.subs) > 0 {
+					pa.subName = name + " " + a
+				}
+			}
+			pa.operands = append(pa.operands, i)
+			if hasCmd && pa.cmdAt(len(pa.operands)-1) {
+				pa.operands = pa.operands[:len(pa.operands)-1]
+				pa.rest = i
+				return pa
+			}
+			if posix {
+				noMore = true
+			}
+			continue
+		}
+		if a == "--" {
+			noMore = true
+			continue
+		}
+		// Whole-word match first: long options, single-dash long options (find -name).
+		opt, val, hasEq := a, "", false
+		if strings.HasPrefix(a, "--") {
+			opt, val, hasEq = strings.Cut(a, "=")
+		}
+		if role, ok := sp.opts[opt]; ok {
+			pa.flags = append(pa.flags, opt)
+			if !hasEq {
+				if i+1 >= len(args.argv) {
+					continue
+				}
+				i++
+				val = args.argv[i]
+			}
+			pa.vals = append(pa.vals, optVal{opt: opt, role: role, val: val, dyn: args.dyn[i]})
+			continue
+		}
+		if tag, ok := sp.flags[opt]; ok || strings.HasPrefix(a, "--") || (sp.longSingle && len(a) > 2) {
+			pa.flags = append(pa.flags, opt)
+			pa.tag(tag)
+			continue
+		}
+		// Short cluster.
+		for k := 1; k < len(a); k++ {
+			o := "-" + string(a[k])
+			if role, ok := sp.opts[o]; ok {
+				pa.flags = append(pa.flags, o)
+				v := a[k+1:]
+				if v == "" {
+					if i+1 >= len(args.argv) {
+						break
+					}
+					i++
+					v = args.argv[i]
+				}
+				pa.vals = append(pa.vals, optVal{opt: o, role: role, val: v, dyn: args.dyn[i]})
+				break
+			}
+			pa.flags = append(pa.flags, o)
+			pa.tag(sp.flags[o])
+		}
+	}
+	return pa
+}
+
+func (pa *parsedArgs) tag(t string) {
+	if t == "" {
+		return
+	}
+	if pa.tags == nil {
+		pa.tags = map[string]bool{}
+	}
+	pa.tags[t] = true
+}
+
+func (pa *parsedArgs) has(flags ...string) bool {
+	for _, f := range pa.flags {
+		for _, g := range flags {
+			if f == g {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// cmdAt reports whether operand k has the role "cmd".
+func (pa *parsedArgs) cmdAt(k int) bool {
+	return pa.roleAt(k, k+1) == "cmd"
+}
+
+// roleAt is the role of operand k of n operands: fixed roles before the repeated one from the
+// start, fixed roles after it from the end, the repeated role in between; operands beyond a spec
+// without a repeated role are ignored ("_").
+func (pa *parsedArgs) roleAt(k, n int) string {
+	ops := pa.spec.operands
+	star := -1
+	for i, r := range ops {
+		if strings.HasSuffix(r, "*") {
+			star = i
+		}
+	}
+	if star < 0 {
+		if k < len(ops) {
+			return ops[k]
+		}
+		return "_"
+	}
+	if k < star {
+		return ops[k]
+	}
+	after := len(ops) - star - 1
+	if n-k <= after && n-after > star-1 {
+		idx := len(ops) - (n - k)
+		if idx > star {
+			return ops[idx]
+		}
+	}
+	return strings.TrimSuffix(ops[star], "*")
+}
