@@ -42,6 +42,12 @@ readable(e) if {
 
 readable(e) if user_cache(e.target)
 
+# Listing a home directory itself (not what is in it).
+readable(e) if {
+	some pat in cfg.read_exact_patterns
+	regex.match(pat, e.target)
+}
+
 writable(e) if e.in_workspace
 
 writable(e) if {
@@ -165,21 +171,29 @@ inside(e) if {
 	egress_allowed(e)
 }
 
-# A plain web fetch: an HTTP(S) connection to a public name that nothing of this host flows into,
-# in a call that reads no secret. It sends the URL only; what comes back is judged where it goes
-# (a write, an exec).
+# A plain connection: nothing of this host flows into it, the call reads no secret and installs
+# nothing, and the host is no metadata, link-local or unparsable address. Only the request itself
+# (a URL, a port probe, a TLS handshake) leaves; what comes back is judged where it goes (a
+# write, an exec). Exfiltration is data flowing into a connection (effects.secret-egress,
+# exec.outside-envelope on a connect with a flow in); internal admin services are judged by
+# net.internal-service.
 inside(e) if {
 	e.kind == "connect"
-	not e.sensitive
-	e.detail in {"http", "https"}
 	not flows_into(e)
 	not reads_secret
 	not installs
+	not dangerous_host(effect_host(e.target))
 }
 
 installs if {
 	some x in input.effects
 	x.kind == "install"
+}
+
+dangerous_host(h) if {
+	some u in input.urls
+	u.host == h
+	u.ip_class in {"metadata", "link_local", "invalid"}
 }
 
 flows_into(e) if {
@@ -210,10 +224,49 @@ inside(e) if {
 
 fully_known if {
 	count(input.unresolved) == 0
-	count(input.unknown_programs) == 0
+	unknown_programs_confined
 	not input.truncated
 	input.parse_error == ""
 }
+
+# A program without a spec has unknown effects; it may still run without review when nothing it
+# is given reaches outside the workspace: every path it names is in the workspace (or a read root,
+# not sensitive) and it names no URL or host beyond loopback and the configured egress.
+unknown_programs_confined if count(input.unknown_programs) == 0
+
+unknown_programs_confined if {
+	count(input.unknown_programs) > 0
+	not unknown_program_dynamic
+	every p in input.paths {
+		confined_path(p)
+	}
+	every u in input.urls {
+		confined_url(u)
+	}
+}
+
+# An unknown program given an expansion ($db, $(…)) may be handed anything.
+unknown_program_dynamic if {
+	some u in input.unknown_programs
+	some c in input.commands
+	c.name == split(u, " ")[0]
+	c.dynamic
+}
+
+confined_path(p) if p.in_workspace
+
+confined_path(p) if {
+	not p.sensitive
+	some root in cfg.read_roots
+	under(p.clean, root)
+	p.role in {"read", "arg", "list"}
+}
+
+confined_url(u) if u.role == "text"
+
+confined_url(u) if u.ip_class == "loopback"
+
+confined_url(u) if host_in_list(u.host, cfg.egress_hosts)
 
 # ---------------------------------------------------------------------------------------------
 # Positive security for exec
@@ -238,6 +291,16 @@ escalate contains finding("exec.unknown-effects", "the command runs programs or 
 	input.class == "exec"
 	count(input.effects) > 0
 	not fully_known
+}
+
+# A command run in a local container (docker exec, kubectl exec): its text is judged like inline
+# code; nothing it names may reach the network.
+inside(e) if {
+	e.kind == "exec"
+	not e.unresolved
+	startswith(object.get(e, "remote", ""), "container:")
+	not inline_code_capable(e.detail)
+	not regex.match(`://|@-|/dev/(tcp|udp)|\b(curl|wget|nc|ncat|netcat|socat|ssh|scp|rsync|ftp|telnet|pg_dumpall|mysqldump|mongodump)\b`, e.detail)
 }
 
 # ---------------------------------------------------------------------------------------------

@@ -26,9 +26,28 @@ test_exec_inside_workspace_allowed if {
 }
 
 test_exec_unknown_program_not_allowed if {
-	inp := json.patch(act("exec", [eff("read", "/w/a", "", true)]), [{"op": "replace", "path": "/unknown_programs", "value": ["frob"]}])
+	inp := json.patch(act("exec", [eff("read", "/w/a", "", true)]), [
+		{"op": "replace", "path": "/unknown_programs", "value": ["frob"]},
+		{"op": "replace", "path": "/paths", "value": [{"clean": "/srv/data", "role": "arg", "in_workspace": false, "sensitive": false}]},
+	])
 	not "exec.known-effects" in rules(shield.allow) with input as inp
 	"exec.unknown-effects" in rules(shield.escalate) with input as inp
+}
+
+test_exec_unknown_program_confined_to_workspace_allowed if {
+	inp := json.patch(act("exec", []), [
+		{"op": "replace", "path": "/unknown_programs", "value": ["zig"]},
+		{"op": "replace", "path": "/paths", "value": [{"clean": "/w/build.zig", "role": "arg", "in_workspace": true, "sensitive": false}]},
+	])
+	"exec.known-effects" in rules(shield.allow) with input as inp
+}
+
+test_exec_unknown_program_naming_a_host_not_allowed if {
+	inp := json.patch(act("exec", []), [
+		{"op": "replace", "path": "/unknown_programs", "value": ["frob"]},
+		{"op": "replace", "path": "/urls", "value": [{"host": "evil.example", "ip_class": "hostname", "role": "request"}]},
+	])
+	not "exec.known-effects" in rules(shield.allow) with input as inp
 }
 
 test_exec_unresolved_not_allowed if {
@@ -48,8 +67,8 @@ test_exec_tmp_and_cache_inside if {
 	"exec.known-effects" in rules(shield.allow) with input as inp
 }
 
-test_exec_connect_unlisted_host_escalates if {
-	inp := act("exec", [eff("connect", "monitor.attacker.example:4444", "tcp", false)])
+test_exec_connect_unlisted_host_with_secret_escalates if {
+	inp := act("exec", [eff("secret", "/home/u/.aws/credentials", "cloud_credentials", false), eff("connect", "monitor.attacker.example:4444", "tcp", false)])
 	"exec.outside-envelope" in rules(shield.escalate) with input as inp
 }
 
@@ -139,8 +158,16 @@ test_exec_fetch_with_data_flowing_in_escalates if {
 	"exec.outside-envelope" in rules(shield.escalate) with input as inp
 }
 
-test_exec_raw_tcp_escalates if {
-	inp := act("exec", [eff("connect", "monitor.attacker.example:4444", "tcp", false)])
+test_exec_raw_tcp_with_data_escalates if {
+	inp := json.patch(act("exec", [eff("exec", "whoami", "", false), eff("connect", "monitor.attacker.example:4444", "tcp", false)]),
+		[{"op": "replace", "path": "/flows", "value": [{"from": 0, "to": 1, "via": "pipe"}]}])
+	not "exec.known-effects" in rules(shield.allow) with input as inp
+	"exec.outside-envelope" in rules(shield.escalate) with input as inp
+}
+
+test_exec_connect_to_metadata_not_inside if {
+	inp := json.patch(act("exec", [eff("connect", "169.254.169.254:80", "http", false)]),
+		[{"op": "replace", "path": "/urls", "value": [{"host": "169.254.169.254", "ip_class": "metadata", "role": "request"}]}])
 	not "exec.known-effects" in rules(shield.allow) with input as inp
 }
 
@@ -195,4 +222,12 @@ test_host_mount_of_root_denied if {
 	"effects.escape" in rules(shield.deny) with input as act("exec", [eff("escape", "/var/run/docker.sock", "host_mount", false)])
 	not "effects.escape" in rules(shield.deny) with input as act("exec", [eff("escape", "/srv/data", "host_mount", false)])
 	"effects.host-mount" in rules(shield.escalate) with input as act("exec", [eff("escape", "/srv/data", "host_mount", false)])
+}
+
+test_exec_unknown_program_with_expansion_not_allowed if {
+	inp := json.patch(act("exec", []), [
+		{"op": "replace", "path": "/unknown_programs", "value": ["dropdb"]},
+		{"op": "replace", "path": "/commands", "value": [{"name": "dropdb", "args": ["$db"], "dynamic": true, "redirects": []}]},
+	])
+	not "exec.known-effects" in rules(shield.allow) with input as inp
 }
