@@ -139,7 +139,7 @@ inside(e) if {
 
 inline_code_capable(code) if contains(code, "\u0060") # Ruby/Perl/shell backticks run a command
 
-inline_code_capable(code) if regex.match(`(?i)\b(os\.(system|popen|exec|spawn|remove|unlink|rmdir|fork|kill|chmod|environ)|subprocess|pty|socket|urllib|requests|httpx|http\.client|aiohttp|ftplib|smtplib|telnetlib|paramiko|exec\s*\(|eval\s*\(|compile\s*\(|__import__|importlib|ctypes|b(ase)?64|codecs|marshal|pickle|shutil|pathlib|open\s*\([^)]*['"][wax+]|write(file|_text|_bytes)?\s*\(|child_process|spawn|execSync|require\s*\(\s*['"](https?|net|tls|dgram|fs|child_process|vm)['"]|fetch\s*\(|XMLHttpRequest|Buffer\.from|atob|system\s*\(|pack\s*\(|IO::Socket|LWP|Net::|open3|%x|Kernel\.|Open3|File\.(write|delete|open)|IO\.popen|Process\.|Runtime\.getRuntime|ProcessBuilder|unlink|rmtree|chmod|chown|setuid|getenv|ENV\[|process\.env|\$_ENV)`, code)
+inline_code_capable(code) if regex.match(`(?i)\b(os\.(system|popen|exec|spawn|remove|unlink|rmdir|fork|kill|chmod|environ)|subprocess|pty|socket|urllib|requests|httpx|http\.client|aiohttp|ftplib|smtplib|telnetlib|paramiko|exec\s*\(|eval\s*\(|compile\s*\(|__import__|importlib|ctypes|marshal|pickle|shutil|pathlib|open\s*\([^)]*['"][wax+]|write(file|_text|_bytes)?\s*\(|child_process|spawn|execSync|require\s*\(\s*['"](https?|net|tls|dgram|fs|child_process|vm)['"]|fetch\s*\(|XMLHttpRequest|system\s*\(|IO::Socket|LWP|Net::|open3|%x|Kernel\.|Open3|File\.(write|delete|open)|IO\.popen|Process\.|Runtime\.getRuntime|ProcessBuilder|unlink|rmtree|chmod|chown|setuid|getenv|ENV\[|process\.env|\$_ENV)`, code)
 
 inside(e) if {
 	e.kind == "exec"
@@ -246,11 +246,13 @@ unknown_programs_confined if {
 }
 
 # An unknown program given an expansion ($db, $(…)) may be handed anything.
+# (A glob of relative names expands to workspace files only and is no expansion here.)
 unknown_program_dynamic if {
 	some u in input.unknown_programs
 	some c in input.commands
 	c.name == split(u, " ")[0]
-	c.dynamic
+	some a in array.concat([c.name], c.args)
+	regex.match("[$`]|^<\\(", a)
 }
 
 confined_path(p) if p.in_workspace
