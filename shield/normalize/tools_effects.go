@@ -310,6 +310,10 @@ func truthy(v string) bool {
 // secretNameRE finds secret locations named in a search pattern or free text by their file names.
 var secretNameRE = regexp.MustCompile(`(?i)(id_(rsa|dsa|ecdsa|ed25519)|private[ _.-]*key|\.pem\b|\.p12\b|\.pfx\b|\.key\b|\.kdbx\b|authorized_keys|\.aws/credentials|\.netrc|\.pgpass|\.git-credentials|\.vault-token|kubeconfig|\.kube/config|(^|[^a-z])shadow$|\.env\b)`)
 
+// secretContentRE finds search patterns that look for credentials by their content (key headers,
+// token prefixes, password assignments).
+var secretContentRE = regexp.MustCompile(`(?i)AKIA|ASIA\[|PRIVATE[ .*_-]*KEY|BEGIN[ .*]+(RSA|OPENSSH|EC|DSA|PGP)|passw(or)?d|secret|token|api[_-]?key|ghp_|gho_|xox[abpr]|sk-|hvs\.`)
+
 // searchEffects: a search pattern run under the call's directories. A pattern naming a secret
 // location (a glob or regex for keys, credentials, .env files) is a secret read there.
 func (s *state) searchEffects(pattern string) {
@@ -330,7 +334,8 @@ func (s *state) searchEffects(pattern string) {
 		if kind == "" {
 			kind = s.n.sens.classify(path.Join(d.Clean, "x", path.Base(pattern)))
 		}
-		isSecret := hasKind(s.n.pathEffectKinds(kind), EffectSecret) || secretNameRE.MatchString(pattern)
+		isSecret := hasKind(s.n.pathEffectKinds(kind), EffectSecret) || secretNameRE.MatchString(pattern) ||
+			!d.InWorkspace && secretContentRE.MatchString(pattern)
 		if isSecret && !(d.InWorkspace && kind != "" && !hasKind(s.n.pathEffectKinds(kind), EffectSecret)) {
 			if kind == "" {
 				kind = "pattern"
