@@ -7,6 +7,15 @@
 # only when every effect is known (no unresolved operand, no program without a spec, nothing
 # truncated or unparsed) and inside the envelope: paths in the workspace or the configured roots,
 # connections to configured egress, nothing privileged, persistent or escaping.
+#
+# Name-based rules still kept (rules/*.yaml, shield.rego) while the effect rules take over, so that
+# recall does not drop on calls the specs model incompletely: destructive.* (disk wipe, fork
+# bomb, cloud/cluster/database deletes have no effect kind yet), exec.* (reverse shells, decoding
+# to a shell, tunnels, account and kernel changes), files.read-secret and files.write-* for exec
+# (the effects say the same; the rules stay as a second opinion), vcs.force-push (shell form),
+# exfil.* and message.* in shield.rego. Rules that now defer to effects once a call carries
+# them: destructive.rm-outside-workspace, destructive.rm-workspace-root, files.path-traversal,
+# the eval clause of exec.decode-to-shell.
 package shield
 
 import rego.v1
