@@ -141,6 +141,11 @@ func (w *walker) pathEffect(kind, prog, raw string, dyn bool) int {
 	if raw == "{}" {
 		last := -1
 		for _, r := range s.fx().roots {
+			if r == "{}" { // a root that is itself "{}" would substitute into itself forever
+				s.addUnresolved(kind + " {} (" + prog + ")")
+				last = s.addEffect(Effect{Kind: kind, Target: r, Program: prog, Unresolved: true})
+				continue
+			}
 			last = w.pathEffect(kind, prog, r, false)
 		}
 		return last
