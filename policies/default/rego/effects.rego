@@ -530,3 +530,30 @@ deny contains finding("effects.exec-downloaded", "runs a file it downloads") if 
 	c.kind == "connect"
 	not loopback_host(effect_host(c.target))
 }
+
+# ---------------------------------------------------------------------------------------------
+# MCP tools the catalog does not know, by their annotations. A proxy in front of an MCP server
+# passes a tool's annotations as call labels "mcp.readOnlyHint", "mcp.destructiveHint",
+# "mcp.openWorldHint" ("true"/"false"). Annotations are the server's word, not a proof: they
+# only ever allow a tool that says it reads, changes nothing and reaches no open world, and
+# only when every effect the normaliser found in its arguments is a read of the workspace.
+
+mcp_label(name) := object.get(object.get(object.get(input, "context", {}), "labels", {}), concat("", ["mcp.", name]), "")
+
+allow contains finding("mcp.read-only-annotated", "an MCP tool annotated read-only and closed-world, reading only the workspace") if {
+	input.class == "unknown"
+	mcp_label("readOnlyHint") == "true"
+	mcp_label("destructiveHint") != "true"
+	mcp_label("openWorldHint") == "false"
+	count(input.urls) == 0
+	every e in input.effects {
+		e.kind == "read"
+		e.in_workspace
+		not e.sensitive
+	}
+}
+
+escalate contains finding("mcp.destructive-annotated", "an MCP tool annotated destructive needs a human") if {
+	input.class == "unknown"
+	mcp_label("destructiveHint") == "true"
+}

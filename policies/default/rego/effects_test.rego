@@ -231,3 +231,25 @@ test_exec_unknown_program_with_expansion_not_allowed if {
 	])
 	not "exec.known-effects" in rules(shield.allow) with input as inp
 }
+
+mcp_call(labels, effects) := json.patch(act("unknown", effects), [{"op": "add", "path": "/context", "value": {"labels": labels}}])
+
+test_mcp_read_only_closed_world_allowed if {
+	inp := mcp_call({"mcp.readOnlyHint": "true", "mcp.openWorldHint": "false"}, [eff("read", "/w/a.txt", "", true)])
+	"mcp.read-only-annotated" in rules(shield.allow) with input as inp
+}
+
+test_mcp_read_only_outside_workspace_not_allowed if {
+	inp := mcp_call({"mcp.readOnlyHint": "true", "mcp.openWorldHint": "false"}, [eff("read", "/etc/passwd", "", false)])
+	not "mcp.read-only-annotated" in rules(shield.allow) with input as inp
+}
+
+test_mcp_open_world_not_allowed if {
+	inp := mcp_call({"mcp.readOnlyHint": "true"}, [])
+	not "mcp.read-only-annotated" in rules(shield.allow) with input as inp
+}
+
+test_mcp_destructive_escalates if {
+	inp := mcp_call({"mcp.destructiveHint": "true"}, [])
+	"mcp.destructive-annotated" in rules(shield.escalate) with input as inp
+}
