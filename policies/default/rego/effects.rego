@@ -228,7 +228,6 @@ inside(e) if {
 	e.kind == "push"
 	cfg.own_remotes[e.target]
 	not push_rewrites(e)
-	not push_to_protected(e)
 }
 
 fully_known if {
@@ -445,11 +444,12 @@ escalate contains finding("effects.remote-delete", sprintf("a DELETE request to 
 	not u.ip_class == "loopback"
 }
 
-# Pushes: rewriting history, deleting or merging into a shared branch, pushing where the repo
-# does not live.
+# Pushes: rewriting history, deleting or merging (escalate; on a protected branch, block), pushing
+# where the repo does not live. A plain push to one of the repo's own remotes is ordinary work,
+# whatever the branch: branch protection is the forge's job.
 push_rewrites(e) if {
 	some d in split(e.detail, ",")
-	d in {"force", "delete", "merge", "fork"}
+	d in {"force", "delete", "mirror", "merge", "fork"}
 }
 
 push_to_protected(e) if {
@@ -473,9 +473,17 @@ escalate contains finding("effects.push-rewrite", sprintf("%s push to %s", [e.de
 	push_rewrites(e)
 }
 
-escalate contains finding("effects.push-protected", sprintf("pushes to a protected branch of %s", [e.target])) if {
+deny contains finding("effects.push-protected", sprintf("rewrites or deletes a protected branch of %s", [e.target])) if {
 	some e in input.effects
 	e.kind == "push"
+	push_rewrites(e)
+	push_to_protected(e)
+}
+
+escalate contains finding("effects.commit-to-protected", sprintf("commits directly to a protected branch of %s", [e.target])) if {
+	some e in input.effects
+	e.kind == "push"
+	"commit" in split(e.detail, ",")
 	push_to_protected(e)
 }
 

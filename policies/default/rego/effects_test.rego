@@ -95,14 +95,21 @@ test_secret_and_loopback_not_exfil if {
 }
 
 test_force_push_escalates if {
-	inp := act("vcs_push", [eff("push", "origin", "force,branch=main", false)])
+	inp := act("vcs_push", [eff("push", "origin", "force,branch=feat/x", false)])
 	"effects.push-rewrite" in rules(shield.escalate) with input as inp
-	"effects.push-protected" in rules(shield.escalate) with input as inp
+	count(shield.deny) == 0 with input as inp
 }
 
-test_push_refspec_to_protected if {
-	inp := act("vcs_push", [eff("push", "origin", "ref=HEAD:refs/heads/main", false)])
-	"effects.push-protected" in rules(shield.escalate) with input as inp
+test_force_push_to_protected_denied if {
+	"effects.push-protected" in rules(shield.deny) with input as act("vcs_push", [eff("push", "origin", "force,branch=main", false)])
+	"effects.push-protected" in rules(shield.deny) with input as act("vcs_push", [eff("push", "origin", "force,ref=+HEAD:refs/heads/main", false)])
+}
+
+test_plain_push_to_main_allowed if {
+	inp := act("vcs_push", [eff("push", "origin", "branch=main", false)])
+	count(shield.escalate) == 0 with input as inp
+	count(shield.deny) == 0 with input as inp
+	"exec.known-effects" in rules(shield.allow) with input as act("exec", [eff("push", "(upstream)", "", false)])
 }
 
 test_feature_push_allowed if {
@@ -252,4 +259,9 @@ test_mcp_open_world_not_allowed if {
 test_mcp_destructive_escalates if {
 	inp := mcp_call({"mcp.destructiveHint": "true"}, [])
 	"mcp.destructive-annotated" in rules(shield.escalate) with input as inp
+}
+
+test_remote_commit_to_main_escalates if {
+	"effects.commit-to-protected" in rules(shield.escalate) with input as act("vcs_push", [eff("push", "api", "commit,branch=main", false)])
+	count(shield.escalate) == 0 with input as act("vcs_push", [eff("push", "api", "commit,branch=fix/x", false)])
 }
