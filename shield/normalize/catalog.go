@@ -41,6 +41,8 @@ type Catalog struct {
 	globs   []globEntry       // in precedence order
 	classes map[string]bool
 	entries []*Entry
+	// pathEffects: sensitive path kind → effect kinds it carries (from path_effects).
+	pathEffects map[string][]string
 }
 
 type globEntry struct {
@@ -66,6 +68,15 @@ type Entry struct {
 	Method        []string  `yaml:"method,omitempty"`
 	DefaultMethod string    `yaml:"default_method,omitempty"` // method when no method argument is sent (e.g. GET)
 	Patch         []string  `yaml:"patch,omitempty"`          // an apply_patch document ("*** Begin Patch"); its files become paths
+	// Effects the call has beyond its paths and URLs (tools_effects.go): a push with its remote and
+	// whether it is forced, a message sent, …
+	Effects []EffectSpec `yaml:"effects,omitempty"`
+	// Instructions: argument keys holding free text that another agent, a schedule or a memory
+	// will act on; the effects the text asks for (paths, hosts, secrets) become the call's effects.
+	Instructions []string `yaml:"instructions,omitempty"`
+	// Search: argument keys holding a search pattern (a glob or regex) applied under the entry's
+	// paths; a pattern naming a secret location is a secret read.
+	Search []string `yaml:"search,omitempty"`
 
 	source string // file:line, for messages
 }
@@ -76,13 +87,45 @@ type PathArg struct {
 	Role string   `yaml:"role"`
 }
 
+// EffectSpec is an effect a catalog entry declares. The target is the first argument present among
+// Target (a default when none is), the detail the Detail of every DetailIf that holds, joined
+// with ",".
+type EffectSpec struct {
+	Kind     string     `yaml:"kind"`
+	Target   []string   `yaml:"target,omitempty"`
+	Default  string     `yaml:"default,omitempty"`
+	Detail   string     `yaml:"detail,omitempty"`
+	DetailIf []DetailIf `yaml:"detail_if,omitempty"`
+	// Conditional: the effect is there only when one of DetailIf holds (a config change is a
+	// privilege change only when it turns a permission off).
+	Conditional bool `yaml:"conditional,omitempty"`
+}
+
+// DetailIf adds Detail when argument Key holds: true, a non-zero number, or a string that is not
+// empty or "false" (with Prefix: a string starting with it; with Equals: one of them, case-folded).
+// A detail containing "%s" gets the value ("branch=%s").
+type DetailIf struct {
+	Key    string   `yaml:"key"`
+	Prefix string   `yaml:"prefix,omitempty"`
+	Equals []string `yaml:"equals,omitempty"`
+	Detail string   `yaml:"detail"`
+}
+
+// KnownEffectKinds are the effect kinds a catalog may declare.
+var KnownEffectKinds = map[string]bool{EffectRead: true, EffectWrite: true, EffectDelete: true, EffectExec: true,
+	EffectConnect: true, EffectListen: true, EffectPrivilege: true, EffectPersistence: true, EffectInstall: true,
+	EffectPush: true, EffectSecret: true, EffectEscape: true, EffectSend: true}
+
 // Source is the file:line the entry was defined at.
 func (e *Entry) Source() string { return e.source }
 
 type catalogFile struct {
 	Version int      `yaml:"version"`
 	Classes []string `yaml:"classes,omitempty"`
-	Tools   []Entry  `yaml:"tools"`
+	// PathEffects maps an effect kind to the sensitive path kinds (sensitive.go) that carry it:
+	// reading a "secret" kind is a secret effect, writing a "persistence" kind is persistence.
+	PathEffects map[string][]string `yaml:"path_effects,omitempty"`
+	Tools       []Entry             `yaml:"tools"`
 }
 
 var classNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
@@ -120,6 +163,17 @@ func ParseCatalog(name string, data []byte) (*Catalog, error) {
 		}
 		c.classes[k] = true
 	}
+	for kind, pks := range f.PathEffects {
+		if !KnownEffectKinds[kind] {
+			probs = append(probs, fmt.Sprintf("%s: path_effects: unknown effect kind %q", name, kind))
+		}
+		for _, pk := range pks {
+			if c.pathEffects == nil {
+				c.pathEffects = map[string][]string{}
+			}
+			c.pathEffects[pk] = append(c.pathEffects[pk], kind)
+		}
+	}
 	seen := map[string]string{}
 	for i := range f.Tools {
 		e := &f.Tools[i]
@@ -143,7 +197,17 @@ func ParseCatalog(name string, data []byte) (*Catalog, error) {
 				bad("paths entry with role %q has no keys", p.Role)
 			}
 		}
-		for _, keys := range [][]string{e.Command, e.Cwd, e.URLs, e.Recipients, e.Body, e.Content, e.Prompt, e.Method, e.Patch} {
+		for _, es := range e.Effects {
+			if !KnownEffectKinds[es.Kind] {
+				bad("unknown effect kind %q", es.Kind)
+			}
+			for _, d := range es.DetailIf {
+				if d.Key == "" || d.Detail == "" {
+					bad("effect %q: detail_if needs key and detail", es.Kind)
+				}
+			}
+		}
+		for _, keys := range [][]string{e.Command, e.Cwd, e.URLs, e.Recipients, e.Body, e.Content, e.Prompt, e.Method, e.Patch, e.Instructions, e.Search} {
 			for _, k := range keys {
 				if k == "" || strings.HasPrefix(k, ".") || strings.HasSuffix(k, ".") || strings.Contains(k, "..") {
 					bad("bad argument key %q", k)
@@ -242,6 +306,12 @@ func (c *Catalog) Merge(other *Catalog) {
 	}
 	for k := range other.classes {
 		c.classes[k] = true
+	}
+	for k, v := range other.pathEffects { // a bundle's path_effects replace the kind's row
+		if c.pathEffects == nil {
+			c.pathEffects = map[string][]string{}
+		}
+		c.pathEffects[k] = v
 	}
 	c.globs = append(append([]globEntry{}, other.globs...), c.globs...)
 	c.entries = append(c.entries, other.entries...)

@@ -142,6 +142,7 @@ func (n *Normalizer) NormalizeContext(ctx context.Context, tool string, args map
 	s.generic(args, used, known && len(e.Command) > 0)
 	s.collectStrings(args)
 	s.textURLs()
+	s.toolEffects(e, known) // tools_effects.go
 	act.fillNil()
 	return act
 }

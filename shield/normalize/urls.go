@@ -8,6 +8,10 @@ import (
 	"strings"
 )
 
+// IPInternal is the class of a host name that only resolves inside a cluster or a private network
+// (kubernetes.default.svc, db.corp, a single label such as "vault"). It is API.
+const IPInternal = "internal"
+
 // URL roles (URL.Role). They are API.
 const (
 	URLRequest = "request" // the URL the tool itself fetches or posts to (a url argument, a curl/wget target)
@@ -54,12 +58,20 @@ var (
 
 // parseURL splits and classifies raw. A raw string without "scheme://" is read as http://raw when
 // assumeHTTP is set (a url argument holding "169.254.169.254/latest").
-func parseURL(raw, role string, assumeHTTP bool) URL {
-	out := URL{Raw: raw, Role: role}
+func parseURL(raw, role string, assumeHTTP bool) (out URL) {
+	out = URL{Raw: raw, Role: role}
 	s := strings.TrimSpace(raw)
-	if assumeHTTP && !strings.Contains(s, "://") && !strings.HasPrefix(strings.ToLower(s), "file:") {
+	if assumeHTTP && !strings.Contains(s, "://") && !hasSpecialScheme(s) {
 		s = "http://" + strings.TrimPrefix(s, "//")
 	}
+	asWritten := s
+	s = whatwgPrepare(s) // urls_whatwg.go: as a browser reads it
+	defer func() {
+		// Where curl reads another host than a browser, keep the more dangerous class.
+		if h, ok := curlHost(asWritten); ok && h != out.Host && out.IPClass != "" {
+			out.IPClass = moreDangerous(out.IPClass, hostClass(h))
+		}
+	}()
 	u, err := url.Parse(s)
 	if err != nil {
 		out.IPClass = IPInvalid
@@ -78,6 +90,7 @@ func parseURL(raw, role string, assumeHTTP bool) URL {
 			if h, _, ok := cutHostPort(out.Host); ok {
 				out.Host = h
 			}
+			out.Host, _ = whatwgHost(out.Host)
 			// A URL Go rejects may still be fetched by a laxer client: keep the more dangerous class.
 			switch c := hostClass(out.Host); c {
 			case IPLoopback, IPPrivate, IPLinkLocal, IPMetadata:
@@ -87,7 +100,7 @@ func parseURL(raw, role string, assumeHTTP bool) URL {
 		return out
 	}
 	out.Scheme = strings.ToLower(u.Scheme)
-	out.Host = strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	out.Host, _ = whatwgHost(u.Hostname())
 	out.Path = u.Path
 	out.Query = u.RawQuery
 	out.UserInfo = u.User != nil
@@ -128,9 +141,31 @@ func hostClass(host string) string {
 		if looksNumericHost(host) {
 			return IPInvalid
 		}
+		if internalName(host) {
+			return IPInternal
+		}
 		return IPHostname
 	}
 	return addrClass(a)
+}
+
+// internalSuffixes are DNS suffixes that only resolve inside a cluster or a private network.
+var internalSuffixes = []string{".svc", ".svc.cluster.local", ".cluster.local", ".pod.cluster.local", ".internal",
+	".local", ".localdomain", ".lan", ".intranet", ".corp", ".home.arpa", ".consul"}
+
+// internalName reports whether a host name can only reach an internal service: a cluster or
+// private-network suffix, or a single label (resolved through the search domains, as
+// "kubernetes", "vault" or a compose service name are).
+func internalName(host string) bool {
+	if !strings.Contains(host, ".") {
+		return host != ""
+	}
+	for _, suf := range internalSuffixes {
+		if strings.HasSuffix(host, suf) {
+			return true
+		}
+	}
+	return host == "kubernetes.default"
 }
 
 // addrClass classifies an address.

@@ -48,7 +48,8 @@ func TestParseURL(t *testing.T) {
 		{"file:///etc/passwd", true, URL{Scheme: "file", Path: "/etc/passwd"}},
 		{"http://exa mple.com/", false, URL{Scheme: "http", Host: "exa mple.com", IPClass: IPInvalid}},
 		{"http://example.com:0/", false, URL{Scheme: "http", Host: "example.com", Path: "/", IPClass: IPInvalid}},
-		{"https:///nohost", false, URL{Scheme: "https", Path: "/nohost", Port: 443, IPClass: IPInvalid}},
+		// WHATWG: any number of slashes after a special scheme starts the authority.
+		{"https:///nohost", false, URL{Scheme: "https", Host: "nohost", Port: 443, IPClass: IPInternal}}, // a single label resolves through the search domains,
 	}
 	for _, tc := range tests {
 		t.Run(tc.raw, func(t *testing.T) {

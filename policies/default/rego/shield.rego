@@ -8,7 +8,7 @@ package shield
 
 import rego.v1
 
-decision := {"deny": deny, "escalate": escalate}
+decision := {"deny": deny, "escalate": escalate, "allow": allow}
 
 finding(id, reason) := {"rule": id, "reason": reason}
 
@@ -271,7 +271,7 @@ escalate contains finding("supply-chain.trust-remote-code", "enables running cod
 
 escalate contains finding("finance.payment", "moving money needs a human decision") if {
 	regex.match(`(?i)(pay|transfer|checkout|purchase|red_?packet|refund|withdraw|wire|转账|支付|付款|红包)`, input.tool)
-	not input.class in {"query", "file_read", "file_search", "file_list", "memory_read"}
+	not input.class in {"query", "file_read", "file_search", "file_list", "memory_read", "vcs", "vcs_push", "agent_state"}
 }
 
 escalate contains finding("finance.amount", "moving money needs a human decision") if {
