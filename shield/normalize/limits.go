@@ -90,6 +90,11 @@ func scanShell(src string) string {
 type scanStats struct{ nesting, chain int }
 
 func scanShellStats(src string) (st scanStats, reason string) {
+	// No argv or script can hold a NUL (execve ends strings there), and the parser skips it where
+	// this scan would not: refuse it (DecodeArguments already does for call arguments).
+	if i := strings.IndexByte(src, 0); i >= 0 {
+		return st, fmt.Sprintf("NUL byte in a shell string at byte %d", i)
+	}
 	var stack []scanLevel
 	chain, chainSum := 0, 0 // chain of the current level; sum over the enclosing levels
 	heredocs := 0

@@ -190,7 +190,8 @@ func (s *state) pathEffects(p Path) {
 		s.addToolEffect(Effect{Kind: EffectRead, Target: p.Clean, InWorkspace: p.InWorkspace, Sensitive: p.Sensitive, Detail: p.Kind})
 	}
 	kinds := s.n.pathEffectKinds(p.Kind)
-	reads := kind == EffectRead || kind == EffectExec
+	// Listing a secret directory shows names, not contents: a read, not a secret.
+	reads := (kind == EffectRead && p.Role != RoleList) || kind == EffectExec
 	writes := kind == EffectWrite || kind == EffectDelete
 	for _, ek := range kinds {
 		switch {
