@@ -2,6 +2,8 @@ package policy
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -37,6 +39,9 @@ type WatchOptions struct {
 const (
 	DefaultPoll     = 10 * time.Second
 	DefaultDebounce = 250 * time.Millisecond
+	// MaxFailBackoff bounds the back-off between retries of a broken bundle whose files
+	// have not changed.
+	MaxFailBackoff = 5 * time.Minute
 )
 
 // WatchStats count reloads. Failures are loads that failed or bundles Accept rejected.
@@ -64,6 +69,15 @@ type Watcher struct {
 	reloadMu sync.Mutex // serialises reloads
 	mu       sync.Mutex // guards stats
 	stats    WatchStats
+
+	// Broken-bundle back-off (guarded by reloadMu): the fingerprint of the files that last
+	// failed, the error logged for them, when an unforced reload may try them again, and the
+	// current back-off. A poll or file event that finds the same files before retryAt does
+	// not reload; a retry that fails with the same error logs at debug level only.
+	failPrint string
+	failErr   string
+	retryAt   time.Time
+	backoff   time.Duration
 }
 
 // NewWatcher watches path; current is the bundle already serving (nil when none).
@@ -96,9 +110,21 @@ func (w *Watcher) Stats() WatchStats {
 
 // Reload loads the bundle now and hands it to Accept if it changed. It returns the load or
 // Accept error (also counted and logged), or nil when the bundle was accepted or unchanged.
+// It always tries (it is what SIGHUP calls); polls and file events go through reload, which
+// backs off from a broken bundle whose files have not changed.
 func (w *Watcher) Reload(reason string) error {
+	return w.reload(reason, true)
+}
+
+// reload is Reload; unforced, it skips a bundle whose files are those that last failed until
+// the back-off expires.
+func (w *Watcher) reload(reason string, force bool) error {
 	w.reloadMu.Lock()
 	defer w.reloadMu.Unlock()
+	print := fingerprint(w.path)
+	if !force && w.failPrint != "" && print == w.failPrint && time.Now().Before(w.retryAt) {
+		return nil
+	}
 	b, err := Load(w.path, w.opt.Load)
 	if err == nil {
 		w.mu.Lock()
@@ -108,6 +134,7 @@ func (w *Watcher) Reload(reason string) error {
 		}
 		w.mu.Unlock()
 		if same {
+			w.fixed(reason, b)
 			return nil
 		}
 		err = w.opt.Accept(b)
@@ -118,14 +145,74 @@ func (w *Watcher) Reload(reason string) error {
 	if err != nil {
 		w.stats.Failures++
 		w.stats.LastError = err.Error()
-		w.log.Error("policy reload rejected; the previous bundle keeps serving", "path", w.path, "reason", reason, "error", err)
+		if print == w.failPrint && err.Error() == w.failErr {
+			// Same files, same error: logged already.
+			w.backoff = min(2*w.backoff, MaxFailBackoff)
+			w.log.Debug("policy bundle still rejected", "path", w.path, "reason", reason, "error", err, "retry_in", w.backoff.String())
+		} else {
+			w.backoff = w.opt.Poll
+			if w.backoff <= 0 {
+				w.backoff = DefaultPoll
+			}
+			w.log.Error("policy reload rejected; the previous bundle keeps serving", "path", w.path, "reason", reason, "error", err)
+		}
+		w.failPrint, w.failErr = print, err.Error()
+		w.retryAt = time.Now().Add(w.backoff)
 		return fmt.Errorf("reload policy %s: %w", w.path, err)
 	}
+	w.failPrint, w.failErr, w.backoff = "", "", 0
 	w.stats.Reloads++
 	w.stats.LastError = ""
 	w.stats.Revision, w.stats.Digest = b.Revision, b.Digest
 	w.log.Info("policy reloaded", "path", w.path, "reason", reason, "revision", b.Revision, "digest", b.Digest)
 	return nil
+}
+
+// fixed handles a load that found the serving bundle: a bundle that was broken has been put
+// back, so the last error no longer describes anything and is cleared.
+func (w *Watcher) fixed(reason string, b *Bundle) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stats.LastError == "" && w.failPrint == "" {
+		return
+	}
+	w.stats.LastError = ""
+	w.stats.LastAt = time.Now()
+	w.failPrint, w.failErr, w.backoff = "", "", 0
+	w.log.Info("policy bundle on disk is the serving one again; reload error cleared", "path", w.path, "reason", reason, "revision", b.Revision, "digest", b.Digest)
+}
+
+// fingerprint summarises the names, sizes, modes and modification times of the files at path
+// (a directory tree or one archive) without reading them: cheap enough for every poll, and it
+// changes whenever an editor or a deploy tool writes. It is a back-off key, not a digest;
+// SIGHUP always reloads. At most maxPrintEntries entries are walked.
+func fingerprint(path string) string {
+	const maxPrintEntries = 10000
+	h := sha256.New()
+	n := 0
+	err := filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			fmt.Fprintf(h, "err %s %v\n", p, err)
+			return nil
+		}
+		if d.IsDir() && d.Name() == ".git" && p != path {
+			return filepath.SkipDir
+		}
+		if n++; n > maxPrintEntries {
+			return filepath.SkipAll
+		}
+		st, err := os.Lstat(p)
+		if err != nil {
+			fmt.Fprintf(h, "err %s %v\n", p, err)
+			return nil
+		}
+		fmt.Fprintf(h, "%q %d %o %d\n", p, st.Size(), st.Mode(), st.ModTime().UnixNano())
+		return nil
+	})
+	if err != nil {
+		fmt.Fprintf(h, "walk %v\n", err)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // Run watches until ctx ends. If file notifications cannot be set up it logs why and relies
@@ -176,9 +263,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 			}
 			w.log.Warn("policy file notifications", "path", w.path, "error", err)
 		case <-debounce.C:
-			_ = w.Reload("file change")
+			_ = w.reload("file change", false)
 		case <-poll:
-			_ = w.Reload("poll")
+			_ = w.reload("poll", false)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package policy
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -134,5 +135,117 @@ func TestWatcherArchive(t *testing.T) {
 	}
 	if s := w.Stats(); s.Revision != "r2" || s.Reloads != 1 {
 		t.Errorf("stats = %+v", s)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger and a test reading it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) count(sub string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strings.Count(s.b.String(), sub)
+}
+
+// A broken bundle is logged once per content change, not on every poll; polls back off; a
+// forced reload (SIGHUP) still tries.
+func TestWatcherBrokenBundleLoggedOncePerChange(t *testing.T) {
+	dir := writeDir(t, map[string]string{".manifest": manifest, "p.rego": "package shield\n"})
+	first, err := Load(dir, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs syncBuffer
+	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	a := &acceptor{ch: make(chan struct{}, 100)}
+	w, err := NewWatcher(dir, first, WatchOptions{Accept: a.accept, Poll: time.Minute, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const rejected = "policy reload rejected"
+	os.WriteFile(filepath.Join(dir, "p.rego"), []byte("package shield\nbad\n"), 0o644)
+	for range 5 {
+		w.reload("poll", false)
+	}
+	if n := logs.count(rejected); n != 1 {
+		t.Fatalf("broken bundle logged %d times over 5 polls, want 1:\n%s", n, logs.b.String())
+	}
+	if s := w.Stats(); s.Failures != 1 {
+		t.Errorf("polls within the back-off recompiled the broken bundle: failures = %d", s.Failures)
+	}
+	// The back-off expires: the same files are tried again, fail the same way, and are not
+	// logged again; the back-off doubles.
+	w.reloadMu.Lock()
+	w.retryAt = time.Time{}
+	w.reloadMu.Unlock()
+	w.reload("poll", false)
+	if s := w.Stats(); s.Failures != 2 {
+		t.Errorf("retry after back-off: failures = %d, want 2", s.Failures)
+	}
+	if n := logs.count(rejected); n != 1 {
+		t.Errorf("retry of unchanged broken bundle logged again (%d)", n)
+	}
+	if w.backoff != 2*time.Minute {
+		t.Errorf("back-off = %v, want doubled to 2m", w.backoff)
+	}
+	// A content change (still broken) is logged once more.
+	os.WriteFile(filepath.Join(dir, "p.rego"), []byte("package shield\nbad bad\n"), 0o644)
+	w.reload("poll", false)
+	w.reload("poll", false)
+	if n := logs.count(rejected); n != 2 {
+		t.Errorf("changed broken bundle: %d rejections logged, want 2", n)
+	}
+	// SIGHUP always tries.
+	if err := w.Reload("SIGHUP"); err == nil {
+		t.Error("forced reload of a broken bundle succeeded")
+	}
+	if s := w.Stats(); s.Failures != 4 {
+		t.Errorf("forced reload skipped: failures = %d, want 4", s.Failures)
+	}
+}
+
+// Putting the serving bundle back clears the reload error GetStatus reports (the load finds
+// the serving digest, which used to return early and keep the stale error).
+func TestWatcherErrorClearedWhenFixed(t *testing.T) {
+	dir := writeDir(t, map[string]string{".manifest": manifest, "p.rego": "package shield\n"})
+	first, err := Load(dir, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &acceptor{ch: make(chan struct{}, 100)}
+	w, err := NewWatcher(dir, first, WatchOptions{Accept: a.accept, Poll: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "p.rego"), []byte("package shield\nbad\n"), 0o644)
+	w.reload("poll", false)
+	if s := w.Stats(); s.LastError == "" {
+		t.Fatal("no error recorded for a broken bundle")
+	}
+	os.WriteFile(filepath.Join(dir, "p.rego"), []byte("package shield\n"), 0o644)
+	w.reload("poll", false)
+	s := w.Stats()
+	if s.LastError != "" {
+		t.Errorf("error kept after the bundle was fixed: %q", s.LastError)
+	}
+	if s.Digest != first.Digest || s.Unchanged != 1 {
+		t.Errorf("stats after the fix = %+v", s)
+	}
+	// And a broken bundle fixed to a new content clears it too.
+	os.WriteFile(filepath.Join(dir, "p.rego"), []byte("package shield\nbad\n"), 0o644)
+	w.reload("poll", false)
+	os.WriteFile(filepath.Join(dir, "p.rego"), []byte("package shield\ny := 2\n"), 0o644)
+	w.reload("poll", false)
+	if s := w.Stats(); s.LastError != "" || s.Reloads != 1 {
+		t.Errorf("stats after a fix to new content = %+v", s)
 	}
 }

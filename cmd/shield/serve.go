@@ -420,6 +420,7 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 			if a.watcher == nil {
 				log.Info("SIGHUP: the embedded bundle has nothing to reload")
 			} else {
+				log.Info("SIGHUP: reloading the policy bundle", "path", cfg.Policy.Path)
 				_ = a.watcher.Reload("SIGHUP") // outcome logged and counted by the watcher
 			}
 		case err := <-errc:
