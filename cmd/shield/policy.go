@@ -28,6 +28,9 @@ Subcommands:
   sign   --key FILE [--out FILE] BUNDLE                        sign the digest (writes BUNDLE/.signature for a
                                                                directory, else --out or stdout)
   keygen --out PREFIX                                          write PREFIX.key (private, 0600) and PREFIX.pub
+  replay --bundle NEW [--baseline DIR] (--corpus FILE | --audit DIR) [--json] [--limit N]
+                                                               re-evaluate calls under NEW and the baseline
+                                                               (default: embedded bundle); print the decision diff
 
 BUNDLE is a directory or a .tar.gz.`
 
@@ -47,11 +50,13 @@ func runPolicy(ctx context.Context, env *cmdEnv, args []string) error {
 		return runPolicySign(env, args[1:])
 	case "keygen":
 		return runPolicyKeygen(env, args[1:])
+	case "replay":
+		return runPolicyReplay(ctx, env, args[1:])
 	case "-h", "--help", "help":
 		fmt.Fprintf(env.stdout, "Usage: shield policy %s\n", policyUsage)
 		return nil
 	}
-	return usageError{msg: fmt.Sprintf("unknown subcommand %q (test, lint, digest, sign, keygen)", args[0])}
+	return usageError{msg: fmt.Sprintf("unknown subcommand %q (test, lint, digest, sign, keygen, replay)", args[0])}
 }
 
 // oneBundleArg returns the single positional argument.
