@@ -2,6 +2,7 @@ package shield
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -60,7 +61,7 @@ func (m *Metrics) observe(v *Verdict, d time.Duration) {
 	dec := v.Decision.String()
 	m.decisions.WithLabelValues(dec, strconv.Itoa(v.Tier)).Inc()
 	for _, r := range v.Rules {
-		m.ruleHits.WithLabelValues(r, dec).Inc()
+		m.ruleHits.WithLabelValues(ruleLabel(r), dec).Inc()
 	}
 	m.latency.Observe(d.Seconds())
 }
@@ -93,4 +94,22 @@ func (m *Metrics) abandonedNormalization(delta float64) {
 		return
 	}
 	m.abandoned.Add(delta)
+}
+
+// ruleLabel bounds the rule label of shield_rule_hits_total: a rule id carrying a per-request id
+// (a human approval "approval:apr_<id>", or any id with an "apr_" part) would create one series
+// per request, so it is counted under its kind ("approval"). Policy rule ids come from the bundle
+// and are bounded by it.
+func ruleLabel(rule string) string {
+	kind, _, found := strings.Cut(rule, ":")
+	if found && kind == "approval" {
+		return "approval"
+	}
+	if strings.Contains(rule, "apr_") {
+		if found {
+			return kind
+		}
+		return "approval"
+	}
+	return rule
 }

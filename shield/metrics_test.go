@@ -2,6 +2,7 @@ package shield
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -35,5 +36,24 @@ func TestMetrics(t *testing.T) {
 	}
 	if n, err := testutil.GatherAndCount(reg, "shield_evaluate_duration_seconds"); err != nil || n != 1 {
 		t.Errorf("latency histogram: %d %v", n, err)
+	}
+}
+
+// TestRuleLabelBounded: a rule id carrying an approval id must not create a series per
+// approval (shield_rule_hits_total{rule="approval:apr_<id>"} grew one series per approval).
+func TestRuleLabelBounded(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := NewMetrics(reg)
+	for i := 0; i < 100; i++ {
+		m.observe(&Verdict{Decision: Allow, Tier: 3, Rules: []string{fmt.Sprintf("approval:apr_%032x", i)}}, 0)
+	}
+	if n := testutil.CollectAndCount(m.ruleHits); n > 1 {
+		t.Fatalf("100 approvals made %d rule-hit series, want at most 1", n)
+	}
+	if got := testutil.ToFloat64(m.ruleHits.WithLabelValues("approval", "ALLOW")); got != 100 {
+		t.Errorf("approval hits = %v, want 100", got)
+	}
+	if got := ruleLabel("cel:block_rm"); got != "cel:block_rm" {
+		t.Errorf("policy rule label = %q, want it unchanged", got)
 	}
 }
