@@ -334,6 +334,7 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	svc := server.NewShieldService(p, a, version)
 	svc.Identity = server.Identity
 	shieldv1.RegisterShieldServiceServer(gs, svc)
+	server.RegisterStandardHealth(gs, svc) // grpc.health.v1 for load balancers and probes
 	if approvals != nil {
 		shieldv1.RegisterApprovalServiceServer(gs, server.NewApprovalService(approvals, server.Identity))
 	}

@@ -43,6 +43,7 @@ var methodRoles = map[string][]string{
 	"/shield.v1.ApprovalService/AwaitDecision":   {RoleAgent, RoleApprover},
 	"/shield.v1.AuditService/":                   {RoleAuditor},
 	"/grpc.reflection.v1.ServerReflection/":      {},
+	methodGRPCHealth:                             {},
 	"/grpc.reflection.v1alpha.ServerReflection/": {},
 }
 

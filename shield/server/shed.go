@@ -101,7 +101,7 @@ func NewShedder(l Limits, reg prometheus.Registerer, log *slog.Logger) *Shedder 
 // classOf returns the class of a method ("" for Health: never limited).
 func classOf(method string, stream bool) string {
 	switch {
-	case method == methodHealth:
+	case method == methodHealth, method == methodGRPCHealth+"Check", method == methodGRPCHealth+"List":
 		return ""
 	case stream, method == methodAwait:
 		return classStream
