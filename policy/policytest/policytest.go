@@ -42,11 +42,14 @@ type Report struct {
 	// Problems are compile problems; the tests of a tier with problems are not run.
 	Problems policy.Problems
 	Cases    []Case
+	// NotRun counts the tests (CEL examples and Rego test rules) that were not run because their
+	// tier did not compile; a report with NotRun > 0 is never OK.
+	NotRun int
 }
 
 // OK reports whether the bundle compiled and every test passed.
 func (r *Report) OK() bool {
-	if len(r.Problems) > 0 {
+	if len(r.Problems) > 0 || r.NotRun > 0 {
 		return false
 	}
 	for _, c := range r.Cases {
@@ -60,6 +63,9 @@ func (r *Report) OK() bool {
 // Err returns nil when OK, else the problems and the failed tests as policy.Problems.
 func (r *Report) Err() error {
 	ps := append(policy.Problems(nil), r.Problems...)
+	if r.NotRun > 0 {
+		ps = append(ps, policy.Problem{Msg: fmt.Sprintf("%d tests did not run because of compile problems", r.NotRun)})
+	}
 	for _, c := range r.Cases {
 		if !c.Pass && !c.Skip {
 			ps = append(ps, policy.Problem{File: c.File, Line: c.Line, Msg: fmt.Sprintf("%s test %s failed: %s", c.Kind, c.Name, c.Msg)})
@@ -112,8 +118,11 @@ func (r *Report) Write(w io.Writer, verbose bool) {
 	if !r.OK() {
 		status = "FAIL"
 	}
-	fmt.Fprintf(w, "%s: %d passed, %d failed, %d skipped, %d compile problems (revision %s, %s)\n",
-		status, pass, fail, skip, len(r.Problems), r.Revision, r.Digest)
+	if r.NotRun > 0 {
+		fmt.Fprintf(w, "ERROR %d tests did not run: fix the compile problems above first\n", r.NotRun)
+	}
+	fmt.Fprintf(w, "%s: %d passed, %d failed, %d skipped, %d not run, %d compile problems (revision %s, %s)\n",
+		status, pass, fail, skip, r.NotRun, len(r.Problems), r.Revision, r.Digest)
 }
 
 // Options configure Run. The zero value is valid.
@@ -128,25 +137,32 @@ func Run(ctx context.Context, b *policy.Bundle, norm celrules.NormFunc, opt Opti
 	rep := &Report{Revision: b.Revision, Digest: b.Digest}
 	cr := celrules.Check(b, norm, celrules.Options{})
 	rep.Problems = append(rep.Problems, cr.Problems...)
+	if cr.Engine == nil {
+		// No example of any rule ran: count them so the summary does not read as complete.
+		for _, sp := range cr.Specs {
+			rep.NotRun += len(sp.Examples.Match) + len(sp.Examples.NotMatch)
+		}
+	}
 	for _, x := range cr.Examples {
 		rep.Cases = append(rep.Cases, Case{Kind: "cel", Name: fmt.Sprintf("%s %s[%d]", x.Rule, x.Kind, x.Index),
 			File: x.File, Line: x.Line, Pass: x.Pass, Msg: x.Msg})
 	}
-	cases, probs := runRego(ctx, b, opt)
+	cases, probs, notRun := runRego(ctx, b, opt)
 	rep.Problems = append(rep.Problems, probs...)
+	rep.NotRun += notRun
 	rep.Cases = append(rep.Cases, cases...)
 	rep.Problems.Sort()
 	return rep
 }
 
-func runRego(ctx context.Context, b *policy.Bundle, opt Options) ([]Case, policy.Problems) {
+func runRego(ctx context.Context, b *policy.Bundle, opt Options) ([]Case, policy.Problems, int) {
 	p, err := regoeval.Parse(b)
 	if err != nil {
-		return nil, policy.AsProblems(err)
+		return nil, policy.AsProblems(err), countRegoTests(b)
 	}
 	// The serving compile (test modules excluded) must succeed on its own.
 	if _, err := p.Prepare(); err != nil {
-		return nil, policy.AsProblems(err)
+		return nil, policy.AsProblems(err), countRegoTests(b)
 	}
 	hasTests := false
 	for f := range p.Modules {
@@ -155,7 +171,7 @@ func runRego(ctx context.Context, b *policy.Bundle, opt Options) ([]Case, policy
 		}
 	}
 	if !hasTests {
-		return nil, nil
+		return nil, nil, 0
 	}
 	timeout := opt.Timeout
 	if timeout <= 0 {
@@ -165,6 +181,7 @@ func runRego(ctx context.Context, b *policy.Bundle, opt Options) ([]Case, policy
 	compiler := ast.NewCompiler().
 		WithCapabilities(p.Capabilities).
 		WithEnablePrintStatements(true).
+		WithStrict(true).
 		WithDefaultRegoVersion(p.RegoVersion)
 	runner := tester.NewRunner().
 		SetCompiler(compiler).
@@ -174,7 +191,7 @@ func runRego(ctx context.Context, b *policy.Bundle, opt Options) ([]Case, policy
 		SetTimeout(timeout)
 	ch, err := runner.Run(ctx, p.Modules)
 	if err != nil {
-		return nil, policy.AsProblems(fmt.Errorf("run rego tests: %w", regoProblems(err)))
+		return nil, policy.AsProblems(fmt.Errorf("run rego tests: %w", regoProblems(err))), countRegoTests(b)
 	}
 	var cases []Case
 	for r := range ch {
@@ -202,7 +219,32 @@ func runRego(ctx context.Context, b *policy.Bundle, opt Options) ([]Case, policy
 		}
 		return cases[i].Line < cases[j].Line
 	})
-	return cases, nil
+	return cases, nil, 0
+}
+
+// countRegoTests counts the test rules (test_ and todo_test_ rules) of the bundle's Rego test
+// files, for the summary of a run that could not run them. A file that does not parse counts
+// its lines that start a test rule.
+func countRegoTests(b *policy.Bundle) int {
+	n := 0
+	for _, f := range b.Paths(regoeval.IsTestFile) {
+		seen := map[string]bool{}
+		for _, line := range strings.Split(string(b.Files[f]), "\n") {
+			line = strings.TrimSpace(line)
+			if !strings.HasPrefix(line, "test_") && !strings.HasPrefix(line, "todo_test_") {
+				continue
+			}
+			name := line
+			if i := strings.IndexAny(name, " ({:="); i > 0 {
+				name = name[:i]
+			}
+			if !seen[name] {
+				seen[name] = true
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // regoProblems turns a compile error of the test run into problems with file:line.
