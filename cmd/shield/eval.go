@@ -500,7 +500,9 @@ func runCorpus(ctx context.Context, env *cmdEnv, p *shield.Pipeline, r io.Reader
 	sc.Buffer(make([]byte, 64<<10), maxEvalLine)
 	stats := map[string]*corpusStats{}
 	all := &corpusStats{}
-	var misses []string
+	// misses: stopped vs allowed disagrees with the label; mismatches: both stop the call, but
+	// the verdict is not the label (BLOCK for ESCALATE or the reverse).
+	var misses, mismatches []string
 	n := 0
 	for sc.Scan() {
 		n++
@@ -542,7 +544,8 @@ func runCorpus(ctx context.Context, env *cmdEnv, p *shield.Pipeline, r io.Reader
 				}
 			}
 		}
-		if showMisses && (in.Expect == "ALLOW") != (got == "ALLOW") {
+		if showMisses && got != in.Expect {
+			miss := (in.Expect == "ALLOW") != (got == "ALLOW")
 			m := fmt.Sprintf("%-8s want %-8s %-24s %s %s", got, in.Expect, in.ID, strings.Join(out.Rules, ","), out.Error)
 			if pol != nil {
 				ex := explain(explainLine(pol, line), out)
@@ -559,7 +562,11 @@ func runCorpus(ctx context.Context, env *cmdEnv, p *shield.Pipeline, r io.Reader
 					m += "\n      unknown programs " + strings.Join(ex.UnknownPrograms, ", ")
 				}
 			}
-			misses = append(misses, m)
+			if miss {
+				misses = append(misses, m)
+			} else {
+				mismatches = append(mismatches, m)
+			}
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -584,6 +591,9 @@ func runCorpus(ctx context.Context, env *cmdEnv, p *shield.Pipeline, r io.Reader
 		all.stopped, all.malicious, ratio(all.stopped, all.malicious), all.flagged, all.benign, ratio(all.flagged, all.benign))
 	for _, m := range misses {
 		fmt.Fprintln(w, "miss:", m)
+	}
+	for _, m := range mismatches {
+		fmt.Fprintln(w, "mismatch:", m)
 	}
 	return nil
 }
