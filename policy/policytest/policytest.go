@@ -22,6 +22,7 @@ import (
 	"github.com/shieldsec/shield/policy"
 	"github.com/shieldsec/shield/policy/celrules"
 	"github.com/shieldsec/shield/policy/regoeval"
+	"github.com/shieldsec/shield/shield"
 )
 
 // Case is one test: a CEL rule example or a Rego test rule.
@@ -42,6 +43,8 @@ type Report struct {
 	// Problems are compile problems; the tests of a tier with problems are not run.
 	Problems policy.Problems
 	Cases    []Case
+	// Gate is the evaluation gate (nil when the bundle has neither a gate nor labelled cases).
+	Gate *GateReport `json:",omitempty"`
 	// NotRun counts the tests (CEL examples and Rego test rules) that were not run because their
 	// tier did not compile; a report with NotRun > 0 is never OK.
 	NotRun int
@@ -49,7 +52,7 @@ type Report struct {
 
 // OK reports whether the bundle compiled and every test passed.
 func (r *Report) OK() bool {
-	if len(r.Problems) > 0 || r.NotRun > 0 {
+	if len(r.Problems) > 0 || r.NotRun > 0 || !r.Gate.OK() {
 		return false
 	}
 	for _, c := range r.Cases {
@@ -64,13 +67,14 @@ func (r *Report) OK() bool {
 func (r *Report) Err() error {
 	ps := append(policy.Problems(nil), r.Problems...)
 	if r.NotRun > 0 {
-		ps = append(ps, policy.Problem{Msg: fmt.Sprintf("%d tests did not run because of compile problems", r.NotRun)})
+		ps = append(ps, policy.Problem{Msg: fmt.Sprintf("%d tests did not run (compile problems, or no compiled policy for the evaluation gate)", r.NotRun)})
 	}
 	for _, c := range r.Cases {
 		if !c.Pass && !c.Skip {
 			ps = append(ps, policy.Problem{File: c.File, Line: c.Line, Msg: fmt.Sprintf("%s test %s failed: %s", c.Kind, c.Name, c.Msg)})
 		}
 	}
+	ps = append(ps, r.Gate.failures()...)
 	return ps.Err()
 }
 
@@ -118,8 +122,9 @@ func (r *Report) Write(w io.Writer, verbose bool) {
 	if !r.OK() {
 		status = "FAIL"
 	}
+	r.Gate.Write(w)
 	if r.NotRun > 0 {
-		fmt.Fprintf(w, "ERROR %d tests did not run: fix the compile problems above first\n", r.NotRun)
+		fmt.Fprintf(w, "ERROR %d tests did not run: fix the problems above first\n", r.NotRun)
 	}
 	fmt.Fprintf(w, "%s: %d passed, %d failed, %d skipped, %d not run, %d compile problems (revision %s, %s)\n",
 		status, pass, fail, skip, r.NotRun, len(r.Problems), r.Revision, r.Digest)
@@ -129,6 +134,11 @@ func (r *Report) Write(w io.Writer, verbose bool) {
 type Options struct {
 	// Timeout bounds each Rego test; 0 means 10 s.
 	Timeout time.Duration
+	// Policy is the bundle's compiled policy, with the normaliser of the reference workspace,
+	// that the evaluation gate evaluates the labelled cases (tests/*.jsonl) with. When the bundle
+	// has a gate or cases and Policy is nil (the bundle did not compile), the cases count as not
+	// run and the report is not OK.
+	Policy *shield.Policy
 }
 
 // Run compiles the bundle's CEL rules and Rego modules and runs every CEL example (with norm)
@@ -152,6 +162,15 @@ func Run(ctx context.Context, b *policy.Bundle, norm celrules.NormFunc, opt Opti
 	rep.NotRun += notRun
 	rep.Cases = append(rep.Cases, cases...)
 	rep.Problems.Sort()
+	switch {
+	case opt.Policy != nil:
+		rep.Gate = RunGate(ctx, b, opt.Policy)
+	case b.Manifest.Gate != nil || len(b.Paths(policy.IsGateCases)) > 0:
+		n := countGateCases(b)
+		rep.NotRun += n
+		rep.Gate = &GateReport{Configured: b.Manifest.Gate != nil, Files: b.Paths(policy.IsGateCases),
+			Problems: policy.Problems{{File: policy.ManifestFile, Msg: fmt.Sprintf("evaluation gate: %d labelled cases not run: the bundle has no compiled policy", n)}}}
+	}
 	return rep
 }
 
