@@ -21,7 +21,9 @@ func init() {
 const policyUsage = `SUBCOMMAND [FLAGS] BUNDLE
 
 Subcommands:
-  test   [--workspace DIR] [--home DIR] [-v] [--json] BUNDLE   run every CEL example and Rego test; exit 1 on failure
+  test   [--workspace DIR] [--home DIR] [-v] [--json] BUNDLE   run every CEL example and Rego test and the evaluation
+                                                               gate (tests/*.jsonl against the manifest's thresholds,
+                                                               per category); exit 1 on failure
   lint   [--strict] BUNDLE                                     compile problems, duplicate ids, unknown classes,
                                                                rules without examples; exit 1 on errors
   digest BUNDLE                                                print the revision and the canonical digest
@@ -92,7 +94,10 @@ func runPolicyTest(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return fmt.Errorf("build the normaliser from the bundle catalog: %w", err)
 	}
-	rep := policytest.Run(ctx, b, norm.Normalize, policytest.Options{})
+	// The compiled policy runs the evaluation gate; when the bundle does not compile, the report
+	// lists the problems and counts the gate's cases as not run.
+	pol, _ := bundle.Build(b, bundle.Options{Workspace: *workspace, Home: h})
+	rep := policytest.Run(ctx, b, norm.Normalize, policytest.Options{Policy: pol})
 	if *asJSON {
 		enc := json.NewEncoder(env.stdout)
 		enc.SetIndent("", "  ")

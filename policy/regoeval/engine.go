@@ -60,6 +60,10 @@ func (p *Parsed) Prepare() (*Engine, error) {
 		rego.Store(inmem.NewFromObjectWithOpts(p.Data, inmem.OptRoundTripOnWrite(false))),
 		rego.Capabilities(p.Capabilities),
 		rego.SetRegoVersion(p.RegoVersion),
+		// Strict mode, as `opa check --strict`: unused local variables and function arguments,
+		// unused and duplicate imports, deprecated built-ins and shadowed input/data are errors,
+		// so a rule whose condition silently stopped constraining anything does not go live.
+		rego.Strict(true),
 	}
 	files := make([]string, 0, len(p.Modules))
 	for f := range p.Modules {
