@@ -30,6 +30,10 @@ func TestPolicyTestCommand(t *testing.T) {
 		{"failures exit 1 with file:line", []string{"test", "../../policy/policytest/testdata/bad"}, 1, "FAIL  shield/p_test.rego:10: rego shield_test.test_exec_denied"},
 		{"lint errors exit 1", []string{"lint", "../../policy/policytest/testdata/bad"}, 1, `error: rules/r.yaml:11: rule "exec.typo-class": unknown action class "exce"`},
 		{"lint of the default bundle", []string{"lint", "../../policies/default"}, 0, "0 errors"},
+		{"the default bundle's gate table", []string{"test", "../../policies/default"}, 0, "(thresholds from .manifest gate)"},
+		{"coverage of the default bundle", []string{"test", "--coverage", "../../policies/default"}, 0, "coverage rego TOTAL "},
+		{"coverage under the minimum exits 1", []string{"test", "--coverage-min", "100", "../../policies/default"}, 1, "(--coverage-min)"},
+		{"coverage minimum out of range", []string{"test", "--coverage-min", "101", "../../policies/default"}, 2, ""},
 		{"missing bundle argument", []string{"test"}, 2, ""},
 		{"unknown subcommand", []string{"frobnicate"}, 2, ""},
 	}
