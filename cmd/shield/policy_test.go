@@ -84,3 +84,20 @@ func TestPolicySignRoundTrip(t *testing.T) {
 		t.Fatal("Load of a changed signed bundle succeeded")
 	}
 }
+
+// The issue's case: a CEL rule reading args.command unguarded passes its tests, then blocks
+// every exec call whose tool passes the command under another key. Lint warns, with file:line,
+// and --strict fails.
+func TestPolicyLintUnguardedArgs(t *testing.T) {
+	b := faultyBundle(t)
+	if code, out, _ := runPolicyCmd(t, "test", b); code != 0 {
+		t.Fatalf("the faulty bundle's own tests should pass (that is the trap): exit %d\n%s", code, out)
+	}
+	code, out, _ := runPolicyCmd(t, "lint", b)
+	if code != 0 || !strings.Contains(out, `warning: rules/r.yaml:4:`) || !strings.Contains(out, `rule "exec.rm-unguarded": args.command is read unguarded`) {
+		t.Errorf("lint exit %d:\n%s", code, out)
+	}
+	if code, _, _ := runPolicyCmd(t, "lint", "--strict", b); code != 1 {
+		t.Errorf("lint --strict exit %d, want 1", code)
+	}
+}
