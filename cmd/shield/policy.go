@@ -34,6 +34,9 @@ Subcommands:
   replay --bundle NEW [--baseline DIR] (--corpus FILE | --audit DIR) [--json] [--limit N]
                                                                re-evaluate calls under NEW and the baseline
                                                                (default: embedded bundle); print the decision diff
+  shadow status [--config FILE | --audit DIR] [--limit N] [--json]
+                                                               what the shadow bundle (policy.shadow) decided
+                                                               differently, from the audit trail
 
 BUNDLE is a directory or a .tar.gz.`
 
@@ -55,11 +58,13 @@ func runPolicy(ctx context.Context, env *cmdEnv, args []string) error {
 		return runPolicyKeygen(env, args[1:])
 	case "replay":
 		return runPolicyReplay(ctx, env, args[1:])
+	case "shadow":
+		return runPolicyShadow(ctx, env, args[1:])
 	case "-h", "--help", "help":
 		fmt.Fprintf(env.stdout, "Usage: shield policy %s\n", policyUsage)
 		return nil
 	}
-	return usageError{msg: fmt.Sprintf("unknown subcommand %q (test, lint, digest, sign, keygen, replay)", args[0])}
+	return usageError{msg: fmt.Sprintf("unknown subcommand %q (test, lint, digest, sign, keygen, replay, shadow)", args[0])}
 }
 
 // oneBundleArg returns the single positional argument.

@@ -231,14 +231,21 @@ func (e *Evaluator) drop() {
 	e.mDropped.Inc()
 }
 
-// Start runs the worker until Close or ctx ends.
+// Start runs the worker until Close or ctx ends. Start and Close do nothing on a nil evaluator
+// (shadow mode off).
 func (e *Evaluator) Start(ctx context.Context) {
+	if e == nil {
+		return
+	}
 	e.startOne.Do(func() { go e.run(ctx) })
 }
 
 // Close stops the worker (calls still queued are dropped and counted) and writes a last
 // summary record. It waits for the call being evaluated, at most twice the evaluation timeout.
 func (e *Evaluator) Close() {
+	if e == nil {
+		return
+	}
 	e.stopOne.Do(func() {
 		close(e.stop)
 		ran := true
