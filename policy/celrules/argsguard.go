@@ -2,6 +2,7 @@ package celrules
 
 import (
 	"fmt"
+	"sync"
 
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/ast"
@@ -27,7 +28,7 @@ func UnguardedArgs(s RuleSpec) ([]ArgAccess, error) {
 	if s.When == "" {
 		return nil, nil
 	}
-	env, err := cel.NewEnv(envOptions()...)
+	env, err := parseEnv()
 	if err != nil {
 		return nil, fmt.Errorf("cel environment: %w", err)
 	}
@@ -40,6 +41,10 @@ func UnguardedArgs(s RuleSpec) ([]ArgAccess, error) {
 	w.walk(native.Expr(), guards{tool: len(s.Tools) > 0})
 	return w.out, nil
 }
+
+// parseEnv is the environment UnguardedArgs parses with (parsing reads only its macros and
+// limits; an Env is safe for concurrent use).
+var parseEnv = sync.OnceValues(func() (*cel.Env, error) { return cel.NewEnv(envOptions()...) })
 
 // guards is what holds where an expression is evaluated.
 type guards struct {
