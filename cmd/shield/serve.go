@@ -277,10 +277,16 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 		escalation = append(escalation, approvals.Tier())
 	}
 
+	// Shadow mode (policy.shadow): a candidate bundle sees each decision once it is recorded.
+	sh, err := startShadow(ctx, cfg, al, func() *shield.Policy { return a.pipeline.Policy() }, reg, log)
+	if err != nil {
+		return err
+	}
+	defer sh.Close()
 	m := shield.NewMetrics(reg)
 	p, err := shield.New(shield.Config{
 		Escalation: escalation,
-		Recorder:   al,
+		Recorder:   sh.Recorder(al),
 		CacheSize:  cfg.Pipeline.CacheSize,
 		Timeout:    cfg.Pipeline.Timeout,
 		Limits:     normalize.Limits{MaxBytes: cfg.Pipeline.MaxArgumentBytes},

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/cover"
 	"github.com/open-policy-agent/opa/v1/storage/inmem"
 	"github.com/open-policy-agent/opa/v1/tester"
 
@@ -43,6 +44,8 @@ type Report struct {
 	// Problems are compile problems; the tests of a tier with problems are not run.
 	Problems policy.Problems
 	Cases    []Case
+	// Coverage is set when Options.Coverage asked for it.
+	Coverage *Coverage `json:",omitempty"`
 	// Gate is the evaluation gate (nil when the bundle has neither a gate nor labelled cases).
 	Gate *GateReport `json:",omitempty"`
 	// NotRun counts the tests (CEL examples and Rego test rules) that were not run because their
@@ -123,6 +126,7 @@ func (r *Report) Write(w io.Writer, verbose bool) {
 		status = "FAIL"
 	}
 	r.Gate.Write(w)
+	r.Coverage.Write(w, verbose)
 	if r.NotRun > 0 {
 		fmt.Fprintf(w, "ERROR %d tests did not run: fix the problems above first\n", r.NotRun)
 	}
@@ -139,6 +143,10 @@ type Options struct {
 	// has a gate or cases and Policy is nil (the bundle did not compile), the cases count as not
 	// run and the report is not OK.
 	Policy *shield.Policy
+	// Coverage collects Rego line coverage (OPA's) over the Rego tests and the labelled cases,
+	// and which CEL rules fired on the rule examples and the labelled cases, into
+	// Report.Coverage.
+	Coverage bool
 }
 
 // Run compiles the bundle's CEL rules and Rego modules and runs every CEL example (with norm)
@@ -157,7 +165,11 @@ func Run(ctx context.Context, b *policy.Bundle, norm celrules.NormFunc, opt Opti
 		rep.Cases = append(rep.Cases, Case{Kind: "cel", Name: fmt.Sprintf("%s %s[%d]", x.Rule, x.Kind, x.Index),
 			File: x.File, Line: x.Line, Pass: x.Pass, Msg: x.Msg})
 	}
-	cases, probs, notRun := runRego(ctx, b, opt)
+	var cov *cover.Cover
+	if opt.Coverage {
+		cov = cover.New()
+	}
+	cases, probs, notRun := runRego(ctx, b, opt, cov)
 	rep.Problems = append(rep.Problems, probs...)
 	rep.NotRun += notRun
 	rep.Cases = append(rep.Cases, cases...)
@@ -171,10 +183,13 @@ func Run(ctx context.Context, b *policy.Bundle, norm celrules.NormFunc, opt Opti
 		rep.Gate = &GateReport{Configured: b.Manifest.Gate != nil, Files: b.Paths(policy.IsGateCases),
 			Problems: policy.Problems{{File: policy.ManifestFile, Msg: fmt.Sprintf("evaluation gate: %d labelled cases not run: the bundle has no compiled policy", n)}}}
 	}
+	if cov != nil {
+		rep.Coverage = collectCoverage(ctx, b, norm, cr.Engine, opt.Policy, cov)
+	}
 	return rep
 }
 
-func runRego(ctx context.Context, b *policy.Bundle, opt Options) ([]Case, policy.Problems, int) {
+func runRego(ctx context.Context, b *policy.Bundle, opt Options, cov *cover.Cover) ([]Case, policy.Problems, int) {
 	p, err := regoeval.Parse(b)
 	if err != nil {
 		return nil, policy.AsProblems(err), countRegoTests(b)
@@ -208,6 +223,9 @@ func runRego(ctx context.Context, b *policy.Bundle, opt Options) ([]Case, policy
 		SetDefaultRegoVersion(p.RegoVersion).
 		CapturePrintOutput(true).
 		SetTimeout(timeout)
+	if cov != nil {
+		runner.SetCoverageQueryTracer(cov)
+	}
 	ch, err := runner.Run(ctx, p.Modules)
 	if err != nil {
 		return nil, policy.AsProblems(fmt.Errorf("run rego tests: %w", regoProblems(err))), countRegoTests(b)

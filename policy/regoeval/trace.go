@@ -88,3 +88,29 @@ func (l *limitWriter) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// EvalTraced evaluates the action like Evaluate with a query tracer attached (a *cover.Cover
+// for `shield policy test --coverage`). It is for authors, never the decision path.
+func (e *Engine) EvalTraced(ctx context.Context, in *shield.Input, tracer topdown.QueryTracer) (shield.Result, error) {
+	if in == nil || in.Action == nil {
+		return shield.Result{}, fmt.Errorf("%w: no action", ErrEvaluation)
+	}
+	if e.empty {
+		return shield.Result{}, nil
+	}
+	input, err := InputValue(in.Action, in.Call)
+	if err != nil {
+		return shield.Result{}, fmt.Errorf("%w: input: %w", ErrEvaluation, err)
+	}
+	rs, err := e.pq.Eval(ctx, rego.EvalParsedInput(input), rego.EvalQueryTracer(tracer))
+	if err != nil {
+		return shield.Result{}, fmt.Errorf("%w: %w", ErrEvaluation, err)
+	}
+	if len(rs) == 0 || len(rs[0].Expressions) == 0 {
+		return shield.Result{}, nil
+	}
+	if len(rs) > 1 || len(rs[0].Expressions) > 1 {
+		return shield.Result{}, fmt.Errorf("%w: %s has %d results", ErrEvaluation, Query, len(rs))
+	}
+	return decode(rs[0].Expressions[0].Value)
+}
