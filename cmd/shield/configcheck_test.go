@@ -21,7 +21,7 @@ func TestExampleConfigValid(t *testing.T) {
 	if err != nil {
 		t.Fatalf("loadConfig: %v", err)
 	}
-	cfg.withDefaults()
+	cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("Validate: %v", err)
 	}
@@ -37,7 +37,7 @@ func TestExampleConfigValid(t *testing.T) {
 	// Keys the example sets to their zero value must decode to the zero value: the example
 	// documents the defaults, it must not change them.
 	zero := &Config{}
-	zero.withDefaults()
+	zero.WithDefaults()
 	w := true
 	zero.Policy.Watch = &w
 	if diff := cmp.Diff(zero, cfg, cmp.FilterPath(func(p cmp.Path) bool {
