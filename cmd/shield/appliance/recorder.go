@@ -27,7 +27,9 @@ var _ shield.Recorder = (*auditRecorder)(nil)
 
 // NewAuditRecorder returns the shield.Recorder that appends one TypeDecision record per
 // decision and returns once it is durable; failures are logged on log (nil: not logged here).
-func NewAuditRecorder(l *audit.Log, log *slog.Logger) shield.Recorder { return &auditRecorder{l: l, log: log} }
+func NewAuditRecorder(l *audit.Log, log *slog.Logger) shield.Recorder {
+	return &auditRecorder{l: l, log: log}
+}
 
 func (r *auditRecorder) RecordDecision(ctx context.Context, rec *shield.DecisionRecord) (shield.AuditPosition, error) {
 	if rec == nil || rec.Verdict == nil {
