@@ -166,14 +166,14 @@ func New(ctx context.Context, cfg *Config, log *slog.Logger) (_ *Appliance, err 
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("invalid configuration:\n%w", err)
 	}
+	p, err := prepare(cfg)
+	if err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create state dir: %w", err)
 	}
 	if err := CheckStateDir(cfg.StateDir); err != nil {
-		return nil, err
-	}
-	p, err := prepare(cfg)
-	if err != nil {
 		return nil, err
 	}
 	a := &Appliance{cfg: cfg, log: log, reg: prometheus.NewRegistry(), pol: p.policy, mux: http.NewServeMux(), stopAnchor: func() {}}
