@@ -1,6 +1,8 @@
 package appliance
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -57,6 +59,10 @@ func LoadBundle(cfg *Config) (*policy.Bundle, *shield.Policy, error) {
 // Activate turns a loaded bundle into the policy the pipeline serves, with the configuration's
 // workspace, home and judge review classes.
 func Activate(cfg *Config, b *policy.Bundle) (*shield.Policy, error) {
+	b, err := protectOwnPaths(b, cfg.OwnPaths())
+	if err != nil {
+		return nil, err
+	}
 	pol, err := bundle.Activate(b, bundle.Options{Workspace: cfg.Policy.Workspace, Home: HomeFor(cfg.Policy)})
 	if err != nil {
 		return nil, fmt.Errorf("activate policy bundle %s: %w", b.Source, err)
@@ -84,4 +90,85 @@ func HomeFor(p PolicyConfig) string {
 		return "/home/" + parts[1]
 	}
 	return ""
+}
+
+// OwnPaths are the appliance's own files, which no agent may read or change: the state directory,
+// audit trail, keys, socket, tokens and TLS key, the policy bundle and its signing key (each also
+// with its symbolic links resolved).
+func (c *Config) OwnPaths() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range []string{c.StateDir, c.Audit.Dir, c.Audit.KeyFile, c.Socket, c.Auth.TokensFile, c.Auth.TLS.KeyFile,
+		c.Policy.Path, c.Policy.PublicKey, c.Audit.Rekor.KeyFile} {
+		if p == "" {
+			continue
+		}
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			continue
+		}
+		for _, q := range []string{abs, resolvedOr(abs)} {
+			if !seen[q] && q != "/" {
+				seen[q] = true
+				out = append(out, q)
+			}
+		}
+	}
+	return out
+}
+
+func resolvedOr(p string) string {
+	if r, err := resolvePath(p); err == nil {
+		return r
+	}
+	return p
+}
+
+// protectOwnPaths adds paths to the bundle's data shield.effects.protected_paths (in data.json),
+// so that the policy BLOCKs a read or change of the appliance's own files (the default bundle's
+// effects.protected-path rule) wherever this host keeps them, not only at the packaged
+// locations. A bundle without that list is returned as it is. The bundle's digest is unchanged:
+// like the workspace, these paths are the host's configuration, not the policy.
+func protectOwnPaths(b *policy.Bundle, paths []string) (*policy.Bundle, error) {
+	const file = "data.json"
+	raw, ok := b.Files[file]
+	if !ok || len(paths) == 0 {
+		return b, nil
+	}
+	var data map[string]any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&data); err != nil {
+		return b, nil // the bundle's own activation reports it
+	}
+	sh, _ := data["shield"].(map[string]any)
+	eff, _ := sh["effects"].(map[string]any)
+	list, ok := eff["protected_paths"].([]any)
+	if !ok {
+		return b, nil
+	}
+	have := map[string]bool{}
+	for _, p := range list {
+		if s, ok := p.(string); ok {
+			have[s] = true
+		}
+	}
+	for _, p := range paths {
+		if !have[p] {
+			list = append(list, p)
+			have[p] = true
+		}
+	}
+	eff["protected_paths"] = list
+	out, err := json.Marshal(data)
+	if err != nil {
+		return nil, fmt.Errorf("protect the appliance's paths in %s: %w", file, err)
+	}
+	nb := *b
+	nb.Files = make(map[string][]byte, len(b.Files))
+	for k, v := range b.Files {
+		nb.Files[k] = v
+	}
+	nb.Files[file] = out
+	return &nb, nil
 }
