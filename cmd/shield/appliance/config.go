@@ -205,8 +205,20 @@ func NewJudge(cfg *Config, opts ...judge.Option) (shield.Tier, error) {
 	return j, nil
 }
 
-// WithDefaults fills defaults that depend on the environment.
+// WithDefaults fills defaults that depend on the environment: the state directory and what lies
+// in it, log settings, absolute engine workspaces, and policy.workspace (the first engine's
+// workspace when unset).
 func (c *Config) WithDefaults() {
+	for i := range c.Engines {
+		if w := c.Engines[i].Workspace; w != "" {
+			if abs, err := filepath.Abs(w); err == nil {
+				c.Engines[i].Workspace = abs
+			}
+		}
+	}
+	if c.Policy.Workspace == "" && len(c.Engines) > 0 {
+		c.Policy.Workspace = c.Engines[0].Workspace
+	}
 	if c.StateDir == "" {
 		c.StateDir = DefaultStateDir()
 	}
