@@ -64,7 +64,7 @@ func runLoad(ctx context.Context, env *cmdEnv, args []string) error {
 		}
 		defer os.RemoveAll(dir)
 		cfg := &Config{StateDir: dir, Policy: PolicyConfig{Workspace: "/home/user/project"}}
-		cfg.withDefaults()
+		cfg.WithDefaults()
 		sctx, stop := context.WithCancel(ctx)
 		done := make(chan error, 1)
 		go func() { done <- serve(sctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil))) }()

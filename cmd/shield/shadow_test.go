@@ -70,7 +70,7 @@ func TestServeShadowMode(t *testing.T) {
 // A shadow bundle that does not load keeps serve from starting, loudly.
 func TestServeShadowBundleMustLoad(t *testing.T) {
 	cfg := &Config{StateDir: t.TempDir(), Policy: PolicyConfig{Shadow: "/nonexistent/bundle"}}
-	cfg.withDefaults()
+	cfg.WithDefaults()
 	err := serve(context.Background(), cfg, slog.New(slog.DiscardHandler))
 	if err == nil || !strings.Contains(err.Error(), "shadow bundle") {
 		t.Fatalf("serve with a missing shadow bundle: %v", err)
