@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	shieldv1 "github.com/shieldsec/shield/proto/shield/v1"
+	"github.com/shieldsec/shield/shield/proxy/client"
 	"github.com/shieldsec/shield/shield/proxy/internal/scripted"
 )
 
@@ -211,6 +213,33 @@ func TestRealRuntimesWithHooks(t *testing.T) {
 			},
 			// Bash is pre-allowed: Claude's own permission check would otherwise refuse the
 			// calls and hide whether the hook stopped them.
+			run: func(ctx context.Context, bin, work string, env []string) *exec.Cmd {
+				return exec.CommandContext(ctx, bin, "-p", "do the task", "--output-format", "stream-json", "--verbose", "--allowedTools", "Bash")
+			},
+		},
+		{
+			// The http hook: Claude Code POSTs the hook input to HTTPHandler, which asks the
+			// appliance as a token-authenticated agent.
+			name: "claude-code-http", bin: e.claude, blocked: "Shield: BLOCK",
+			step: func(c string) scripted.Step { return scripted.Call("Bash", map[string]string{"command": c}) },
+			setup: func(t *testing.T, e runtimeEnv, a *appliance, root, work, modelURL string, hooked bool) []string {
+				home := filepath.Join(root, "claude-home")
+				os.MkdirAll(home, 0o700)
+				if hooked {
+					c, err := client.New(client.Options{Addr: a.addr, Token: a.token, Runtime: string(ClaudeCode)})
+					if err != nil {
+						t.Fatal(err)
+					}
+					srv := httptest.NewServer(&HTTPHandler{Decider: c, Hold: 80 * time.Second})
+					t.Cleanup(func() { srv.Close(); c.Close() })
+					settings := fmt.Sprintf(`{"hooks":{"PreToolUse":[{"matcher":".*","hooks":[{"type":"http","url":%q,"timeout":90}]}]}}`, srv.URL+HTTPPath)
+					if err := os.WriteFile(filepath.Join(home, "settings.json"), []byte(settings), 0o600); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return []string{"CLAUDE_CONFIG_DIR=" + home, "ANTHROPIC_BASE_URL=" + modelURL, "ANTHROPIC_API_KEY=dummy",
+					"DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"}
+			},
 			run: func(ctx context.Context, bin, work string, env []string) *exec.Cmd {
 				return exec.CommandContext(ctx, bin, "-p", "do the task", "--output-format", "stream-json", "--verbose", "--allowedTools", "Bash")
 			},
