@@ -42,7 +42,7 @@ func needRuntimes(t *testing.T) runtimeEnv {
 // appliance is a `shield serve` process: the hooks reach it on loopback TCP with an agent token;
 // approvers use its unix socket (this process's uid, a different identity).
 type appliance struct {
-	t      *testing.T
+	t      testing.TB
 	bin    string
 	cfg    string
 	socket string
@@ -52,7 +52,7 @@ type appliance struct {
 	log    bytes.Buffer
 }
 
-func startAppliance(t *testing.T, bin, root, workspace string) *appliance {
+func startAppliance(t testing.TB, bin, root, workspace string) *appliance {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
