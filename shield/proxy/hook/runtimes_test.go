@@ -189,6 +189,7 @@ func scenarios() []scenario {
 // runtimeCase knows how to install the hook for one runtime and run it once.
 type runtimeCase struct {
 	name    string
+	envName string // the variable naming bin
 	bin     string
 	version string
 	step    func(command string) scripted.Step
@@ -200,27 +201,12 @@ type runtimeCase struct {
 func TestRealRuntimesWithHooks(t *testing.T) {
 	e := needRuntimes(t)
 	cases := []runtimeCase{
-		{
-			name: "claude-code", bin: e.claude, blocked: "Shield: BLOCK",
-			step: func(c string) scripted.Step { return scripted.Call("Bash", map[string]string{"command": c}) },
-			setup: func(t *testing.T, e runtimeEnv, a *appliance, root, work, modelURL string, hooked bool) []string {
-				home := filepath.Join(root, "claude-home")
-				if hooked {
-					install(t, e.shield, []string{"CLAUDE_CONFIG_DIR=" + home}, "claude-code", "--addr", a.addr, "--token-env", "SHIELD_TEST_HOOK_TOKEN", "--timeout", "90")
-				}
-				return []string{"CLAUDE_CONFIG_DIR=" + home, "ANTHROPIC_BASE_URL=" + modelURL, "ANTHROPIC_API_KEY=dummy",
-					"DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"}
-			},
-			// Bash is pre-allowed: Claude's own permission check would otherwise refuse the
-			// calls and hide whether the hook stopped them.
-			run: func(ctx context.Context, bin, work string, env []string) *exec.Cmd {
-				return exec.CommandContext(ctx, bin, "-p", "do the task", "--output-format", "stream-json", "--verbose", "--allowedTools", "Bash")
-			},
-		},
+		claudeCase(e, false),
+		claudeCase(e, true),
 		{
 			// The http hook: Claude Code POSTs the hook input to HTTPHandler, which asks the
 			// appliance as a token-authenticated agent.
-			name: "claude-code-http", bin: e.claude, blocked: "Shield: BLOCK",
+			name: "claude-code-http", envName: "SHIELD_TEST_CLAUDE", bin: e.claude, blocked: "Shield: BLOCK",
 			step: func(c string) scripted.Step { return scripted.Call("Bash", map[string]string{"command": c}) },
 			setup: func(t *testing.T, e runtimeEnv, a *appliance, root, work, modelURL string, hooked bool) []string {
 				home := filepath.Join(root, "claude-home")
@@ -244,34 +230,13 @@ func TestRealRuntimesWithHooks(t *testing.T) {
 				return exec.CommandContext(ctx, bin, "-p", "do the task", "--output-format", "stream-json", "--verbose", "--allowedTools", "Bash")
 			},
 		},
-		{
-			name: "codex", bin: e.codex, blocked: "Command blocked by PreToolUse hook",
-			step: func(c string) scripted.Step { return scripted.Call("exec_command", map[string]string{"cmd": c}) },
-			setup: func(t *testing.T, e runtimeEnv, a *appliance, root, work, modelURL string, hooked bool) []string {
-				home := filepath.Join(root, "codex-home")
-				os.MkdirAll(home, 0o700)
-				// No sandbox: only the hook stands between the model and the shell.
-				base := fmt.Sprintf("model = \"fake-model\"\nmodel_provider = \"scripted\"\napproval_policy = \"never\"\nsandbox_mode = \"danger-full-access\"\n\n"+
-					"[model_providers.scripted]\nname = \"scripted\"\nbase_url = %q\nenv_key = \"OPENAI_API_KEY\"\nwire_api = \"responses\"\n\n"+
-					"[projects.%q]\ntrust_level = \"trusted\"\n", modelURL+"/v1", work)
-				if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(base), 0o600); err != nil {
-					t.Fatal(err)
-				}
-				if !hooked {
-					return []string{"CODEX_HOME=" + home, "OPENAI_API_KEY=dummy"}
-				}
-				install(t, e.shield, nil, "codex", "--codex-home", home, "--addr", a.addr, "--token-env", "SHIELD_TEST_HOOK_TOKEN", "--timeout", "90")
-				return []string{"CODEX_HOME=" + home, "OPENAI_API_KEY=dummy"}
-			},
-			run: func(ctx context.Context, bin, work string, env []string) *exec.Cmd {
-				return exec.CommandContext(ctx, bin, "exec", "--skip-git-repo-check", "do the task")
-			},
-		},
+		codexCase(e, false),
+		codexCase(e, true),
 	}
 	for _, rc := range cases {
 		t.Run(rc.name, func(t *testing.T) {
 			if rc.bin == "" {
-				t.Skipf("SHIELD_TEST_%s is not set (npm could not install it)", strings.ToUpper(strings.ReplaceAll(rc.name, "-", "_")))
+				t.Skipf("%s is not set (npm could not install the runtime)", rc.envName)
 			}
 			root := t.TempDir()
 			work := filepath.Join(root, "work")
@@ -362,6 +327,77 @@ func TestRealRuntimesWithHooks(t *testing.T) {
 				})
 			}
 		})
+	}
+}
+
+// claudeCase installs the command hook with `shield hook install claude-code`, for the user
+// ($CLAUDE_CONFIG_DIR/settings.json) or with --project (work/.claude/settings.json).
+func claudeCase(e runtimeEnv, project bool) runtimeCase {
+	name := "claude-code"
+	if project {
+		name += "-project"
+	}
+	return runtimeCase{
+		name: name, envName: "SHIELD_TEST_CLAUDE", bin: e.claude, blocked: "Shield: BLOCK",
+		step: func(c string) scripted.Step { return scripted.Call("Bash", map[string]string{"command": c}) },
+		setup: func(t *testing.T, e runtimeEnv, a *appliance, root, work, modelURL string, hooked bool) []string {
+			home := filepath.Join(root, "claude-home")
+			os.MkdirAll(home, 0o700)
+			if hooked {
+				args := []string{"claude-code", "--addr", a.addr, "--token-env", "SHIELD_TEST_HOOK_TOKEN", "--timeout", "90"}
+				if project {
+					args = append(args, "--project", work)
+				}
+				install(t, e.shield, []string{"CLAUDE_CONFIG_DIR=" + home}, args...)
+			}
+			return []string{"CLAUDE_CONFIG_DIR=" + home, "ANTHROPIC_BASE_URL=" + modelURL, "ANTHROPIC_API_KEY=dummy",
+				"DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"}
+		},
+		// Bash is pre-allowed: Claude's own permission check would otherwise refuse the calls and
+		// hide whether the hook stopped them.
+		run: func(ctx context.Context, bin, work string, env []string) *exec.Cmd {
+			return exec.CommandContext(ctx, bin, "-p", "do the task", "--output-format", "stream-json", "--verbose", "--allowedTools", "Bash")
+		},
+	}
+}
+
+// codexCase installs the command hook with `shield hook install codex`, for the user
+// ($CODEX_HOME/hooks.json) or with --project (work/.codex/hooks.json; the install then also marks
+// the project trusted, which the base config here does not).
+func codexCase(e runtimeEnv, project bool) runtimeCase {
+	name := "codex"
+	if project {
+		name += "-project"
+	}
+	return runtimeCase{
+		name: name, envName: "SHIELD_TEST_CODEX", bin: e.codex, blocked: "Command blocked by PreToolUse hook",
+		step: func(c string) scripted.Step { return scripted.Call("exec_command", map[string]string{"cmd": c}) },
+		setup: func(t *testing.T, e runtimeEnv, a *appliance, root, work, modelURL string, hooked bool) []string {
+			home := filepath.Join(root, "codex-home")
+			os.MkdirAll(home, 0o700)
+			// No sandbox: only the hook stands between the model and the shell.
+			base := fmt.Sprintf("model = \"fake-model\"\nmodel_provider = \"scripted\"\napproval_policy = \"never\"\nsandbox_mode = \"danger-full-access\"\n\n"+
+				"[model_providers.scripted]\nname = \"scripted\"\nbase_url = %q\nenv_key = \"OPENAI_API_KEY\"\nwire_api = \"responses\"\n", modelURL+"/v1")
+			if !project {
+				base += fmt.Sprintf("\n[projects.%q]\ntrust_level = \"trusted\"\n", work)
+			}
+			if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(base), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			env := []string{"CODEX_HOME=" + home, "OPENAI_API_KEY=dummy"}
+			if !hooked {
+				return env
+			}
+			args := []string{"codex", "--codex-home", home, "--addr", a.addr, "--token-env", "SHIELD_TEST_HOOK_TOKEN", "--timeout", "90"}
+			if project {
+				args = append(args, "--project", work)
+			}
+			install(t, e.shield, nil, args...)
+			return env
+		},
+		run: func(ctx context.Context, bin, work string, env []string) *exec.Cmd {
+			return exec.CommandContext(ctx, bin, "exec", "--skip-git-repo-check", "do the task")
+		},
 	}
 }
 
