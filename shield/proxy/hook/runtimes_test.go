@@ -7,6 +7,7 @@ package hook
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http/httptest"
@@ -326,7 +327,60 @@ func TestRealRuntimesWithHooks(t *testing.T) {
 					}
 				})
 			}
+			a.stop()
+			checkAudit(t, e.shield, filepath.Join(root, "state"), rc.runtime())
 		})
+	}
+}
+
+// runtime is the runtime name the hook sends for this case.
+func (rc runtimeCase) runtime() string {
+	if strings.HasPrefix(rc.name, "codex") {
+		return string(Codex)
+	}
+	return string(ClaudeCode)
+}
+
+// checkAudit reads the appliance's audit trail: it verifies, and the hook's decisions are in it
+// with the runtime named: the destructive call blocked, the harmless one allowed, the escalated
+// one allowed by a human (tier 3) after its approval.
+func checkAudit(t *testing.T, shield, state, runtime string) {
+	t.Helper()
+	dir := filepath.Join(state, "audit")
+	if out, err := exec.Command(shield, "audit", "verify", "--state-dir", state, "--pubkey", filepath.Join(state, "keys", "audit.key.pub")).CombinedOutput(); err != nil {
+		t.Errorf("audit verify: %v\n%s", err, out)
+	}
+	out, err := exec.Command(shield, "audit", "query", "--dir", dir, "--json", "--limit", "10000").Output()
+	if err != nil {
+		t.Fatalf("audit query: %v", err)
+	}
+	type payload struct {
+		Runtime   string `json:"runtime"`
+		Decision  string `json:"decision"`
+		Tier      int    `json:"tier"`
+		Tool      string `json:"tool"`
+		Arguments struct {
+			Command string `json:"command"`
+		} `json:"arguments"`
+	}
+	seen := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var rec struct {
+			Type    string  `json:"type"`
+			Payload payload `json:"payload"`
+		}
+		if json.Unmarshal([]byte(line), &rec) != nil || rec.Type != "decision" || rec.Payload.Runtime != runtime {
+			continue
+		}
+		p := rec.Payload
+		seen[fmt.Sprintf("%s %s tier%d", p.Arguments.Command, p.Decision, p.Tier)] = true
+		seen[fmt.Sprintf("%s %s", p.Arguments.Command, p.Decision)] = true
+	}
+	for _, want := range []string{"rm ../precious.txt && echo deleted BLOCK", "touch created.txt ALLOW",
+		"printenv HOME > approved.txt ESCALATE", "printenv HOME > approved.txt ALLOW tier3"} {
+		if !seen[want] {
+			t.Errorf("no audit record %q with runtime %s", want, runtime)
+		}
 	}
 }
 
