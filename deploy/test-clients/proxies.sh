@@ -11,6 +11,7 @@
 # Env: SHIELD_BIN (default bin/shield, built if absent), TEST_CLIENTS_DIR (npm installs and
 # cache; default .cache/test-clients, which CI keeps between steps).
 set -euo pipefail
+export GOTOOLCHAIN=${GOTOOLCHAIN:-local}
 cd "$(dirname "$0")/../.."
 REPO=$PWD
 HERE=$REPO/deploy/test-clients
@@ -131,6 +132,17 @@ suite_mcp() {
   [[ $out == *'"isError":true'* && $out == *'could not decide'* ]] && [ ! -e "$WS/down.txt" ] || fail "mcp: appliance down answered $out"
   pass "mcp: with the appliance down the write is refused and nothing is written"
   start_appliance
+}
+
+# The Codex suites are Go tests (shield/proxy/codex/real_test.go) driving the real binaries: the
+# scripted model server is a Go package. They start their own appliance.
+suite_codex() {
+  install "codex-$CODEX_NEW" "@openai/codex@$CODEX_NEW"
+  SHIELD_TEST_CLIENTS_DIR=$DIR SHIELD_BIN=$BIN go test -count=1 -v -timeout 10m -run '^TestRealCodexAppServer$' ./shield/proxy/codex/ 2>&1 | grep -v '^=== RUN'
+}
+suite_codex_proto() {
+  install "codex-$CODEX_OLD" "@openai/codex@$CODEX_OLD"
+  SHIELD_TEST_CLIENTS_DIR=$DIR SHIELD_BIN=$BIN go test -count=1 -v -timeout 10m -run '^TestRealCodexProto$' ./shield/proxy/codex/ 2>&1 | grep -v '^=== RUN'
 }
 
 start_appliance
