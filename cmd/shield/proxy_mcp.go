@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/shieldsec/shield/shield/proxy/mcp"
 )
@@ -19,12 +23,17 @@ func runProxyMCP(ctx context.Context, env *cmdEnv, args []string) error {
 	server := fs.String("server", "", "the server's name, sent as label mcp.server (default: the command's base name)")
 	wrap := fs.String("wrap", "", "rewrite a Claude Code / Codex JSON MCP config (mcpServers) so that every stdio server runs behind this proxy; prints it, or writes --out")
 	out := fs.String("out", "", "with --wrap: the file to write (default: standard output)")
-	argv, err := splitCommand(fs, args, !containsFlag(args, "wrap"))
+	listen := fs.String("listen", "", "Streamable HTTP mode: serve the MCP endpoint on this loopback host:port (with --upstream)")
+	upstream := fs.String("upstream", "", "Streamable HTTP mode: the server's MCP endpoint URL, for example http://127.0.0.1:3001/mcp")
+	argv, err := splitCommand(fs, args, !containsFlag(args, "wrap") && !containsFlag(args, "listen"))
 	if err != nil {
 		return err
 	}
 	if *wrap != "" {
 		return wrapMCPConfig(env, *wrap, *out, pf)
+	}
+	if *listen != "" {
+		return serveMCPHTTP(ctx, env, pf, *server, *listen, *upstream)
 	}
 	if *server == "" {
 		*server = baseName(argv[0])
@@ -47,6 +56,45 @@ func runProxyMCP(ctx context.Context, env *cmdEnv, args []string) error {
 		proxyLogger(env, "mcp")("relay: %v", err)
 	}
 	return ch.wait()
+}
+
+// serveMCPHTTP runs the Streamable HTTP proxy until ctx ends. It listens on loopback only: the
+// proxy has no authentication of its own.
+func serveMCPHTTP(ctx context.Context, env *cmdEnv, pf proxyFlags, server, listen, upstream string) error {
+	if upstream == "" {
+		return usageError{"--listen needs --upstream URL"}
+	}
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		return usageError{"--listen: " + err.Error()}
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return usageError{"--listen must be a loopback address: the proxy authenticates nobody"}
+	}
+	if server == "" {
+		server = "mcp"
+	}
+	c, err := pf.client("mcp")
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	p, err := mcp.NewHTTPProxy(mcp.Options{Decider: c, Server: server, Workspace: pf.workspace, Session: pf.session,
+		Hold: pf.hold, Log: proxyLogger(env, "mcp")}, upstream)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	l, err := net.Listen("tcp", listen)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
+	go func() { <-ctx.Done(); srv.Close() }()
+	fmt.Fprintf(env.stderr, "shield proxy mcp: serving http://%s -> %s\n", l.Addr(), upstream)
+	if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
 }
 
 func containsFlag(args []string, name string) bool {

@@ -156,7 +156,7 @@ func (r *Relay) clientMessage(ctx context.Context, line []byte) {
 		roots := r.st.rootsList[m.ID]
 		delete(r.st.rootsList, m.ID)
 		r.st.mu.Unlock()
-		if roots && m.Result() != nil {
+		if _, hasRoots := Object(m.Result())["roots"]; (roots || hasRoots) && m.Result() != nil {
 			if res, changed := r.opts.filterRoots(m.Result()); changed {
 				r.opts.Log("roots/list answer narrowed to the workspace %s", r.opts.Workspace)
 				r.toServer.writeLine(response(m.ID, res))
