@@ -286,3 +286,21 @@ func stringList(e ast.Expr) ([]string, bool) {
 	}
 	return out, true
 }
+
+// RuleGate is one compiled rule's gate and static cost, for lint and tests.
+type RuleGate struct {
+	ID   string
+	File string
+	Line int
+	Gate *gate.Cond // nil: the gate cannot index the rule; it is always evaluated
+	Cost uint64     // static worst-case cost estimate
+}
+
+// RuleGates returns the gate of every compiled rule, in evaluation order.
+func (e *Engine) RuleGates() []RuleGate {
+	out := make([]RuleGate, len(e.rules))
+	for i, r := range e.rules {
+		out[i] = RuleGate{ID: r.Spec.ID, File: r.Spec.File, Line: r.Spec.Line, Gate: r.gate, Cost: r.cost}
+	}
+	return out
+}
