@@ -78,13 +78,13 @@ type ruleInfo struct {
 }
 
 type analyzer struct {
-	pkg   ast.Ref                  // data.shield
-	rules map[string][]*ast.Rule   // rules of package shield by first head name
-	all   map[string]bool          // every rule path of every package, dotted, for virtual refs
-	data  map[string]any           // base data
-	memo  map[string]*ruleInfo     // by rule name
-	errs  []string                 // why gating is off
-	mods  map[string]*ast.Module   // compiled, by file
+	pkg   ast.Ref                // data.shield
+	rules map[string][]*ast.Rule // rules of package shield by first head name
+	all   map[string]bool        // every rule path of every package, dotted, for virtual refs
+	data  map[string]any         // base data
+	memo  map[string]*ruleInfo   // by rule name
+	errs  []string               // why gating is off
+	mods  map[string]*ast.Module // compiled, by file
 }
 
 // analyzeGates compiles a copy of the non-test modules and derives a gate per decision rule.
