@@ -23,7 +23,8 @@ const policyUsage = `SUBCOMMAND [FLAGS] BUNDLE
 Subcommands:
   test   [--workspace DIR] [--home DIR] [-v] [--json] BUNDLE   run every CEL example and Rego test; exit 1 on failure
   lint   [--strict] BUNDLE                                     compile problems, duplicate ids, unknown classes,
-                                                               rules without examples; exit 1 on errors
+                                                               rules without examples; exit 1 on errors; notes
+                                                               the rules the rule gate cannot index
   digest BUNDLE                                                print the revision and the canonical digest
   sign   --key FILE [--out FILE] BUNDLE                        sign the digest (writes BUNDLE/.signature for a
                                                                directory, else --out or stdout)
@@ -123,6 +124,7 @@ func runPolicyLint(env *cmdEnv, args []string) error {
 		return err
 	}
 	rep := policytest.Lint(b)
+	policytest.WriteGateNotes(env.stdout, b) // rules the gate cannot index (not problems)
 	rep.Write(env.stdout)
 	if rep.Errors() > 0 || (*strict && len(rep.Findings) > 0) {
 		return exitError{code: 1}

@@ -1,6 +1,8 @@
 package celrules
 
 import (
+	"regexp"
+
 	"cel.dev/cel-go/common/ast"
 	"cel.dev/cel-go/common/operators"
 	"cel.dev/cel-go/common/types"
@@ -19,6 +21,8 @@ import (
 //	a || b                       cond(a) ∨ cond(b): false || false is false
 //	class == 'x', class in [...] class ∈ set (likewise tool, method); class != 'x' and
 //	!(class in [...])            class ∉ set: these variables are strings, never an error
+//	v != ''                      v not empty (any string variable: body, command, …)
+//	v.matches('re')              v matches re (CEL's matches is Go's RE2, as the gate's)
 //	sets.intersects(names, [..]) a command name in the set; 'x' in names likewise
 //	L.exists(v, p)               L not empty ∧ cond(p), for L a list variable or a list field
 //	                             of a bound element (c.args): these never fail, and exists is
@@ -88,9 +92,25 @@ func (w *condWalker) call(c ast.CallExpr) *gate.Cond {
 			return nil
 		}
 		if f, s, ok := w.varEqLit(args[0], args[1]); ok {
+			if s == "" {
+				return gate.NonEmpty(f)
+			}
 			return gate.NotIn(f, s)
 		}
 		return nil
+	case "matches":
+		// v.matches('re') on a string variable: CEL's matches is Go's RE2 regexp.
+		if c.IsMemberFunction() && len(args) == 1 {
+			for _, name := range stringVars {
+				if w.isVar(c.Target(), name) {
+					if p, ok := stringLit(args[0]); ok {
+						if re, err := regexp.Compile(p); err == nil {
+							return gate.Match(gate.StringField(name), re)
+						}
+					}
+				}
+			}
+		}
 	case "sets.intersects":
 		if len(args) != 2 {
 			return nil
@@ -130,9 +150,12 @@ func (w *condWalker) stringTest(c ast.CallExpr) (gate.Field, []string, bool) {
 	return 0, nil, false
 }
 
+// stringVars are the action's string variables an atom can test.
+var stringVars = []string{"tool", "class", "method", "body", "content", "prompt", "command", "parse_error"}
+
 func (w *condWalker) varEqLit(a, b ast.Expr) (gate.Field, string, bool) {
 	for _, p := range [][2]ast.Expr{{a, b}, {b, a}} {
-		for _, name := range []string{"tool", "class", "method"} {
+		for _, name := range stringVars {
 			if w.isVar(p[0], name) {
 				if s, ok := stringLit(p[1]); ok {
 					return gate.StringField(name), s, true

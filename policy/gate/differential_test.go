@@ -270,3 +270,43 @@ func FuzzGateDifferential(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkGate times each tier gated and ungated on the family corpus (573 calls, cycled), so
+// that both run under the same machine load:
+//
+//	go test ./policy/gate -run '^$' -bench Gate -count 5
+func BenchmarkGate(b *testing.B) {
+	e := defaultEngines(b)
+	f, err := os.ReadFile(corpora[0])
+	if err != nil {
+		b.Fatal(err)
+	}
+	var ins []*shield.Input
+	for _, line := range strings.Split(strings.TrimSpace(string(f)), "\n") {
+		var c corpusCall
+		if err := json.Unmarshal([]byte(line), &c); err != nil {
+			b.Fatal(err)
+		}
+		args, err := normalize.DecodeArguments(c.Arguments, normalize.Limits{})
+		if err != nil {
+			continue
+		}
+		ins = append(ins, &shield.Input{Call: &shield.Call{Tool: c.Tool, Arguments: c.Arguments}, Action: e.norm.Normalize(c.Tool, args, "")})
+	}
+	ctx := context.Background()
+	for _, t := range []struct {
+		name string
+		tier shield.Tier
+	}{{"cel/gated", e.cel}, {"cel/ungated", e.celRef}, {"rego/gated", e.rego}, {"rego/ungated", e.regoRef}} {
+		b.Run(t.name, func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if _, err := t.tier.Evaluate(ctx, ins[i%len(ins)]); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}
