@@ -290,8 +290,13 @@ func (s *state) applyEntry(e *Entry, used map[string]bool) {
 	}
 	for _, v := range take(e.URLs) {
 		for _, str := range stringsOf(v) {
-			s.addURL(str, URLRequest, true)
-			if strings.HasPrefix(strings.ToLower(str), "file:") {
+			isFile := strings.HasPrefix(strings.ToLower(str), "file:")
+			// A file: URI given to a file tool (an MCP resource) names the file it reads; given to
+			// a request tool it is a request that reads a local file, and stays a URL too.
+			if !isFile || (e.Class != ClassFileRead && e.Class != ClassFileList) {
+				s.addURL(str, URLRequest, true)
+			}
+			if isFile {
 				s.addPath(str, RoleRead)
 			}
 		}
