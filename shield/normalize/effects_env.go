@@ -16,13 +16,13 @@ import (
 type envKind int
 
 const (
-	envFiles   envKind = iota + 1 // files loaded as code, separated by ':' or blanks (LD_PRELOAD)
-	envDirs                       // directories searched for code before the system's (PYTHONPATH)
-	envFile                       // one file run at startup (BASH_ENV, PYTHONSTARTUP)
-	envCommand                    // a command line run by the program (GIT_SSH_COMMAND, PAGER)
-	envShell                      // shell code run by the shell itself (PROMPT_COMMAND)
-	envOptions                    // an interpreter's option string (NODE_OPTIONS, PERL5OPT, JAVA_TOOL_OPTIONS)
-	envGitConfig                  // git configuration from the environment (GIT_CONFIG_PARAMETERS, GIT_CONFIG_KEY_n)
+	envFiles     envKind = iota + 1 // files loaded as code, separated by ':' or blanks (LD_PRELOAD)
+	envDirs                         // directories searched for code before the system's (PYTHONPATH)
+	envFile                         // one file run at startup (BASH_ENV, PYTHONSTARTUP)
+	envCommand                      // a command line run by the program (GIT_SSH_COMMAND, PAGER)
+	envShell                        // shell code run by the shell itself (PROMPT_COMMAND)
+	envOptions                      // an interpreter's option string (NODE_OPTIONS, PERL5OPT, JAVA_TOOL_OPTIONS)
+	envGitConfig                    // git configuration from the environment (GIT_CONFIG_PARAMETERS, GIT_CONFIG_KEY_n)
 )
 
 // codeEnv is the table of variables that run code. Reviewable data; kept beside the engine
@@ -39,7 +39,7 @@ var codeEnv = map[string]envKind{
 	"GIT_ASKPASS": envCommand, "SSH_ASKPASS": envCommand, "SUDO_ASKPASS": envCommand, "GIT_EXTERNAL_DIFF": envCommand,
 	"GIT_PROXY_COMMAND": envCommand, "BROWSER": envCommand, "LESSOPEN": envCommand, "LESSCLOSE": envCommand,
 	"PROMPT_COMMAND": envShell,
-	"NODE_OPTIONS": envOptions, "PERL5OPT": envOptions, "RUBYOPT": envOptions, "JAVA_TOOL_OPTIONS": envOptions,
+	"NODE_OPTIONS":   envOptions, "PERL5OPT": envOptions, "RUBYOPT": envOptions, "JAVA_TOOL_OPTIONS": envOptions,
 	"_JAVA_OPTIONS": envOptions, "JDK_JAVA_OPTIONS": envOptions, "MAVEN_OPTS": envOptions, "GRADLE_OPTS": envOptions,
 	"GIT_CONFIG_PARAMETERS": envGitConfig,
 }

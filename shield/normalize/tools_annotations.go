@@ -54,7 +54,9 @@ type annotations struct {
 	readOnly, destructive, openWorld *bool
 }
 
-func (a annotations) any() bool { return a.readOnly != nil || a.destructive != nil || a.openWorld != nil }
+func (a annotations) any() bool {
+	return a.readOnly != nil || a.destructive != nil || a.openWorld != nil
+}
 
 func annotationsFrom(ctx context.Context) annotations {
 	var a annotations
