@@ -209,10 +209,12 @@ func (w *walker) derived(kind, prog, clean, sens string, inWS, unresolved bool) 
 
 // throughLinks rewrites a path under a symlink created earlier in the same call to the link's
 // target ("ln -s / r && cat r/etc/shadow" reads /etc/shadow).
+//
+// Links already on disk are followed too when the normaliser resolves them (links.go).
 func (w *walker) throughLinks(clean string) string {
 	links := w.s.fx().links
 	if len(links) == 0 {
-		return clean
+		return w.s.n.onDisk(clean)
 	}
 	for i := 0; i < 8; i++ {
 		changed := false
@@ -227,7 +229,7 @@ func (w *walker) throughLinks(clean string) string {
 			break
 		}
 	}
-	return clean
+	return w.s.n.onDisk(clean)
 }
 
 // globEffect records a path effect whose operand is a glob: matched against sensitive exemplars

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -33,6 +34,10 @@ type Options struct {
 	// Commands are the command specs the shell walker reads programs with (the bundle's
 	// commands/*.spec). nil knows no program: every command is an unknown program.
 	Commands *CommandSpecs
+	// ResolveLinks: classify workspace paths that exist on this host where their symbolic links
+	// lead (links.go). Off by default: set it only when the appliance shares the workspace's
+	// file system.
+	ResolveLinks bool
 }
 
 // Normalizer turns tool calls into Actions. Build one per catalog with New; it is immutable and
@@ -45,6 +50,8 @@ type Normalizer struct {
 	// exemplars: concrete paths standing for the sensitive table's patterns (globs are matched
 	// against them).
 	exemplars []string
+	// wsReal: the workspace's own location on disk, when ResolveLinks is set.
+	wsReal string
 }
 
 // New returns a Normalizer over cat (nil: every tool is unknown).
@@ -68,6 +75,11 @@ func New(cat *Catalog, opt Options) *Normalizer {
 	}
 	n := &Normalizer{cat: cat, opt: opt, sens: newSensitiveMatcher(opt.Home), exemplars: sensitiveExemplars(opt.Home)}
 	n.parsers.New = func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }
+	if opt.ResolveLinks {
+		if real, err := filepath.EvalSymlinks(opt.Workspace); err == nil {
+			n.wsReal = filepath.ToSlash(real)
+		}
+	}
 	return n
 }
 
@@ -521,6 +533,7 @@ func (s *state) addPath(raw, role string) {
 	if !ok {
 		return
 	}
+	clean = s.n.onDisk(clean) // links.go
 	// One entry per (clean, role); a generic "arg" entry gives way to a specific role.
 	if s.pathSeen == nil {
 		s.pathSeen = map[string]int{}
