@@ -79,7 +79,10 @@ func (w *walker) envEffects(f frame, c *Command) {
 		if kind == 0 {
 			continue
 		}
-		w.envValue(f, name, unquoteValue(val), kind)
+		if kind != envGitConfig {
+			val = unquoteValue(val)
+		}
+		w.envValue(f, name, val, kind)
 	}
 	for n, k := range gitKeys {
 		w.gitEnvConfig(f, "env GIT_CONFIG_KEY_"+n, k, gitVals[n])
@@ -167,6 +170,11 @@ func (w *walker) envScript(f frame, prog, cmd string) {
 // envOptions reads the options of an interpreter's option variable that load code.
 func (w *walker) envOptions(f frame, prog, name, val string) {
 	s := w.s
+	if name == "PERL5OPT" && strings.ContainsAny(val, ";(`") {
+		// -MFoo;CODE: perl runs "use Foo;CODE" before the program.
+		w.codeEffect("perl", val, false)
+		return
+	}
 	opts := splitQuoted(val)
 	for i := 0; i < len(opts); i++ {
 		o := opts[i]

@@ -900,7 +900,7 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 		for k := 1; k < len(ops.argv); k++ {
 			// A mode that only takes access away from group and others (600, 700, go-rwx) grants
 			// nothing and changes no content: no effect on a literal path.
-			if restrict && !ops.dyn[k] && !isUnresolvedText(ops.argv[k]) {
+			if restrict && !isUnresolvedText(ops.argv[k]) {
 				continue
 			}
 			w.pathEffect(EffectWrite, name, ops.argv[k], ops.dyn[k])
