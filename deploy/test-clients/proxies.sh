@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Real runtimes through Shield's proxies, offline, against a running appliance:
 #   mcp          the MCP filesystem server behind `shield proxy mcp`, driven by the TypeScript SDK
+#   mcp-http     a Streamable HTTP server on the SDK's server transport behind `shield proxy mcp --listen`
 #   codex        Codex app-server 0.169.0 behind `shield proxy codex`, a scripted model on 127.0.0.1
 #   codex-proto  Codex 0.42.0 `proto` behind `shield proxy codex-proto`, the same scripted model
 # In each: a destructive call is stopped and never executed (the file survives), a harmless one
 # runs, an escalation approved by another identity then runs, and with the appliance down
 # nothing runs.
 #
-# Usage: deploy/test-clients/proxies.sh [mcp|codex|codex-proto]…   (default: all)
+# Usage: deploy/test-clients/proxies.sh [mcp|mcp-http|codex|codex-proto]…   (default: all)
 # Env: SHIELD_BIN (default bin/shield, built if absent), TEST_CLIENTS_DIR (npm installs and
 # cache; default .cache/test-clients, which CI keeps between steps).
 set -euo pipefail
@@ -19,7 +20,7 @@ DIR=${TEST_CLIENTS_DIR:-$REPO/.cache/test-clients}
 BIN=${SHIELD_BIN:-$REPO/bin/shield}
 export npm_config_cache=$DIR/npm-cache npm_config_update_notifier=false
 SUITES=("$@")
-[ ${#SUITES[@]} -gt 0 ] || SUITES=(mcp codex codex-proto)
+[ ${#SUITES[@]} -gt 0 ] || SUITES=(mcp mcp-http codex codex-proto)
 
 FS_VERSION=2026.8.31 SDK_VERSION=1.32.2 CODEX_NEW=0.169.0 CODEX_OLD=0.42.0
 
@@ -134,6 +135,38 @@ suite_mcp() {
   start_appliance
 }
 
+suite_mcp_http() {
+  install mcp "@modelcontextprotocol/server-filesystem@$FS_VERSION" "@modelcontextprotocol/sdk@$SDK_VERSION"
+  cp "$HERE/proxies-mcp-client.mjs" "$DIR/mcp/client.mjs"
+  cp "$HERE/proxies-mcp-http-server.mjs" "$DIR/mcp/http-server.mjs"
+  local up=$((PORT + 1)) px=$((PORT + 2))
+  (cd "$DIR/mcp" && exec node http-server.mjs "$up") 2>>"$WORK/mcp-http-server.log" &
+  PIDS+=($!)
+  "$BIN" proxy mcp "${PROXY_FLAGS[@]}" --server httpfs --hold 50s --listen "127.0.0.1:$px" --upstream "http://127.0.0.1:$up/mcp" 2>>"$WORK/mcp-http-proxy.log" &
+  PIDS+=($!)
+  for _ in $(seq 100); do (echo >"/dev/tcp/127.0.0.1/$up" && echo >"/dev/tcp/127.0.0.1/$px") 2>/dev/null && break; sleep 0.1; done
+  hcall() { (cd "$DIR/mcp" && node client.mjs - "$1" "$2" -- "http://127.0.0.1:$px/mcp"); }
+  echo original >"$WS/.profile"
+  local out
+  out=$(hcall write_file "{\"path\":\"$WS/.profile\",\"content\":\"pwned\"}")
+  [[ $out == *'"isError":true'* && $out == *files.write-system* ]] && [ "$(cat "$WS/.profile")" = original ] || fail "mcp-http: destructive write answered $out"
+  pass "mcp-http: a write to .profile is blocked by cel:files.write-system and the file survives"
+  out=$(hcall write_file "{\"path\":\"$WS/http-new.txt\",\"content\":\"hello\"}")
+  [[ $out == *'"isError":false'* && $out == *'"progress":true'* ]] && [ "$(cat "$WS/http-new.txt")" = hello ] || fail "mcp-http: harmless write answered $out"
+  pass "mcp-http: a write inside the workspace runs, its progress notification streamed through"
+  hcall write_file "{\"path\":\"$WS/.git/hooks/post-commit\",\"content\":\"echo hook\"}" >"$WORK/held-http.out" &
+  local held=$!
+  local id; id=$(approve_next)
+  wait "$held"; out=$(cat "$WORK/held-http.out")
+  [[ $out == *'"isError":false'* ]] && [ "$(cat "$WS/.git/hooks/post-commit")" = "echo hook" ] || fail "mcp-http: approved escalation answered $out"
+  pass "mcp-http: a git hook write escalates, is approved by root on the socket ($id), then runs"
+  stop_appliance
+  out=$(hcall write_file "{\"path\":\"$WS/http-down.txt\",\"content\":\"x\"}")
+  [[ $out == *'"isError":true'* && $out == *'could not decide'* ]] && [ ! -e "$WS/http-down.txt" ] || fail "mcp-http: appliance down answered $out"
+  pass "mcp-http: with the appliance down the write is refused and nothing is written"
+  start_appliance
+}
+
 # The Codex suites are Go tests (shield/proxy/codex/real_test.go) driving the real binaries: the
 # scripted model server is a Go package. They start their own appliance.
 suite_codex() {
@@ -149,6 +182,7 @@ start_appliance
 for s in "${SUITES[@]}"; do
   case $s in
     mcp) suite_mcp ;;
+    mcp-http) suite_mcp_http ;;
     codex) suite_codex ;;
     codex-proto) suite_codex_proto ;;
     *) fail "unknown suite $s" ;;
