@@ -77,6 +77,10 @@ var configMethods = map[string]bool{
 	"thread/approveGuardianDeniedAction": true, "plugin/share/checkout": true,
 }
 
+// gatedMethods are client requests that act on the host; they are decided first.
+var gatedMethods = map[string]bool{"command/exec": true, "thread/shellCommand": true, "fs/writeFile": true,
+	"fs/remove": true, "fs/copy": true, "fs/createDirectory": true, "mcpServer/tool/call": true}
+
 // approvalKeys are the members of thread/turn params and their config that change who approves.
 var approvalConfigKeys = []string{"approval_policy", "approvals_reviewer", "hooks", "mcp_servers", "sandbox_mode", "features"}
 
@@ -92,6 +96,10 @@ func (a *AppServer) fromClient(ctx context.Context, line []byte) {
 		return
 	}
 	if !m.IsRequest() {
+		if gatedMethods[m.Method] || configMethods[m.Method] {
+			a.opts.Log("refused a %s notification", m.Method)
+			return
+		}
 		a.toServer.line(m.Raw)
 		return
 	}
