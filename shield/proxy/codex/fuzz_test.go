@@ -38,9 +38,12 @@ func granting(line []byte) bool {
 	if s == "accept" {
 		return true
 	}
+	// An op is typed by its "type" (the runtime's serde tag): only approval ops grant.
 	op := mcp.Object(m.Fields["op"])
+	var typ string
+	_ = json.Unmarshal(op["type"], &typ)
 	_ = json.Unmarshal(op["decision"], &s)
-	return s == "approved" || s == "approved_for_session"
+	return (typ == "exec_approval" || typ == "patch_approval") && (s == "approved" || s == "approved_for_session")
 }
 
 var fuzzSeeds = []string{

@@ -121,8 +121,8 @@ func (p *Proto) fromClient(ctx context.Context, line []byte) {
 	var subID string
 	_ = json.Unmarshal(m.Fields["id"], &subID)
 	op := obj(m.Fields["op"])
-	if op == nil {
-		p.event(subID, "error", "Shield: a submission without an op; not relayed")
+	if op == nil || str(op["type"]) == "" {
+		p.event(subID, "error", "Shield: a submission without an op type; not relayed")
 		return
 	}
 	switch typ := str(op["type"]); typ {
