@@ -113,9 +113,14 @@ suite_mcp() {
   [ "$(cat "$WS/.bashrc")" = original ] || fail "mcp: .bashrc was changed"
   pass "mcp: a write to .bashrc is blocked by cel:files.write-system and the file survives"
 
-  out=$(call - write_file "{\"path\":\"$WS/new.txt\",\"content\":\"hello\"}")
+  # The harmless call goes through a server command written by `shield proxy mcp --wrap`.
+  printf '{"mcpServers":{"fs":{"command":"node","args":["%s","%s"]}}}\n' "${server[1]}" "$WS" >"$WORK/mcp.json"
+  "$BIN" proxy mcp --wrap "$WORK/mcp.json" --addr "127.0.0.1:$PORT" --workspace "$WS" --out "$WORK/mcp.shield.json"
+  local wrapped; mapfile -t wrapped < <(node -e 'const s=require(process.argv[1]).mcpServers.fs; for (const a of [s.command, ...s.args]) console.log(a)' "$WORK/mcp.shield.json")
+  [ "${wrapped[0]}" = "$BIN" ] || [ "$(readlink -f "${wrapped[0]}")" = "$(readlink -f "$BIN")" ] || fail "mcp: --wrap wrote command ${wrapped[0]}"
+  out=$(cd "$DIR/mcp" && node client.mjs - write_file "{\"path\":\"$WS/new.txt\",\"content\":\"hello\"}" -- "${wrapped[@]}")
   [[ $out == *'"isError":false'* ]] && [ "$(cat "$WS/new.txt")" = hello ] || fail "mcp: harmless write answered $out"
-  pass "mcp: a write inside the workspace runs"
+  pass "mcp: a write inside the workspace runs (server command written by shield proxy mcp --wrap)"
 
   call - write_file "{\"path\":\"$WS/.git/hooks/pre-commit\",\"content\":\"echo hook\"}" >"$WORK/held.out" &
   local held=$!
