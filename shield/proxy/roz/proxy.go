@@ -281,9 +281,12 @@ func (s *stream) fromRuntime(b []byte) bool {
 	head := false
 	for _, f := range fs {
 		switch {
-		case f.num == respToolRequest && f.typ == protowire.BytesType:
+		case (f.num == respToolRequest || f.num == respSessionEvent) && f.typ != protowire.BytesType:
+			s.p.opts.Log("dropped a runtime frame with field %d of wire type %d", f.num, f.typ)
+			return true
+		case f.num == respToolRequest:
 			req = append(req, f.val...)
-		case f.num == respSessionEvent && f.typ == protowire.BytesType:
+		case f.num == respSessionEvent:
 			s.mu.Lock()
 			s.head = true
 			s.mu.Unlock()
