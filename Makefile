@@ -9,7 +9,7 @@ TOOLS := $(CURDIR)/bin/tools
 TEST_TIMEOUT ?= 25m
 FUZZTIME ?= 60s
 
-.PHONY: help deps build run test test-race bench load chaos fuzz proto lint corpus deb analyze clean
+.PHONY: help deps build run test test-race bench load chaos fuzz proto lint corpus deb analyze clean test-clients
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -31,6 +31,9 @@ test-race: deps ## run every test under the race detector (slower)
 
 bench: deps ## in-process benchmarks (pipeline, tiers, normaliser, audit)
 	$(GO) test -run '^$$' -bench . -benchmem ./shield/... ./policy/... ./audit/...
+
+test-clients: deps ## real Claude Code and Codex (npm, cached in .cache/test-clients) offline behind Shield's hooks and proxies
+	deploy/test-clients/hooks.sh
 
 load: build ## drive Evaluate over loopback gRPC: 64 in flight for 10 s
 	$(BIN) load --inflight 64 --duration 10s

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -32,9 +33,7 @@ type hookConn struct {
 	socket, addr, tokenEnv string
 }
 
-func (c *hookConn) register(fs interface {
-	StringVar(*string, string, string, string)
-}) {
+func (c *hookConn) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.socket, "socket", "", "the appliance's unix socket (default $SHIELD_SOCKET, else <state dir>/shield.sock)")
 	fs.StringVar(&c.addr, "addr", "", "the appliance's TCP address instead of the socket (loopback, bearer token)")
 	fs.StringVar(&c.tokenEnv, "token-env", "SHIELD_TOKEN", "with --addr: environment variable holding the bearer token")

@@ -89,3 +89,38 @@ func FuzzMergeClaudeSettings(f *testing.F) {
 		}
 	})
 }
+
+// FuzzMergeCodexConfig: whatever config.toml the install finds, it either refuses it or keeps
+// every line outside its block, writes exactly one block holding the trust entry, and a second
+// install changes nothing.
+func FuzzMergeCodexConfig(f *testing.F) {
+	f.Add([]byte(""), "/h/hooks.json:pre_tool_use:0:0")
+	f.Add([]byte("model = \"x\"\n[projects.\"/p\"]\ntrust_level = \"trusted\"\n"), `/a "b"/hooks.json:pre_tool_use:1:0`)
+	f.Add([]byte(tomlBegin+"\n[hooks.state.\"/k\"]\ntrusted_hash = \"sha256:1\"\n"+tomlEnd+"\nmodel = \"y\"\n"), "/k")
+	f.Add([]byte("[hooks.state.\"/k\"]\n"), "/k")
+	f.Fuzz(func(t *testing.T, config []byte, key string) {
+		trust := CodexTrust{Hooks: map[string]string{key: "sha256:ab"}, Projects: []string{"/proj"}}
+		out, err := MergeCodexConfig(config, trust)
+		if err != nil {
+			return
+		}
+		s := string(out)
+		if strings.Count(s, tomlBegin) != 1 || strings.Count(s, tomlEnd) != 1 {
+			t.Fatalf("markers in %q", s)
+		}
+		if !strings.Contains(s, "[hooks.state."+tomlQuote(key)+"]\ntrusted_hash = \"sha256:ab\"\n") {
+			t.Fatalf("trust entry missing in %q", s)
+		}
+		if !strings.Contains(string(config), tomlBegin) {
+			for _, line := range strings.Split(string(config), "\n") {
+				if !strings.Contains(s, line) {
+					t.Fatalf("line %q lost", line)
+				}
+			}
+		}
+		again, err := MergeCodexConfig(out, trust)
+		if err != nil || !bytes.Equal(again, out) {
+			t.Fatalf("second install differs (%v):\n%q\n---\n%q", err, out, again)
+		}
+	})
+}

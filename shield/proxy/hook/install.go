@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // Installing a hook edits a runtime's settings in place: existing settings and other hooks are
@@ -256,6 +257,16 @@ func MergeCodexConfig(config []byte, trust CodexTrust) ([]byte, error) {
 	if len(config) > MaxSettings {
 		return nil, fmt.Errorf("Codex config.toml: over %d bytes", MaxSettings)
 	}
+	for k, v := range trust.Hooks {
+		if k == "" || !utf8.ValidString(k) || !utf8.ValidString(v) {
+			return nil, fmt.Errorf("Codex config.toml: hook key %q is empty or not UTF-8 (TOML cannot hold it)", k)
+		}
+	}
+	for _, p := range trust.Projects {
+		if p == "" || !utf8.ValidString(p) {
+			return nil, fmt.Errorf("Codex config.toml: project %q is empty or not UTF-8 (TOML cannot hold it)", p)
+		}
+	}
 	outside, block, err := splitManaged(string(config))
 	if err != nil {
 		return nil, err
@@ -302,6 +313,9 @@ func MergeCodexConfig(config []byte, trust CodexTrust) ([]byte, error) {
 // splitManaged returns the file without the managed block, and the block's lines.
 func splitManaged(s string) (outside, block string, err error) {
 	i := strings.Index(s, tomlBegin)
+	if e := strings.Index(s, tomlEnd); e >= 0 && (i < 0 || e < i) {
+		return "", "", errors.New("Codex config.toml: a Shield end marker without its begin marker; fix the file by hand")
+	}
 	if i < 0 {
 		return s, "", nil
 	}
@@ -310,7 +324,7 @@ func splitManaged(s string) (outside, block string, err error) {
 		return "", "", errors.New("Codex config.toml: Shield's managed block has no end marker; fix the file by hand")
 	}
 	j += i + len(tomlEnd)
-	if strings.Contains(s[j:], tomlBegin) {
+	if strings.Contains(s[j:], tomlBegin) || strings.Contains(s[j:], tomlEnd) {
 		return "", "", errors.New("Codex config.toml: more than one Shield managed block; keep one")
 	}
 	return s[:i] + strings.TrimLeft(s[j:], "\n"), s[i+len(tomlBegin) : j-len(tomlEnd)], nil
