@@ -34,6 +34,7 @@ bench: deps ## in-process benchmarks (pipeline, tiers, normaliser, audit)
 
 test-clients: deps ## real Claude Code and Codex (npm, cached in .cache/test-clients) offline behind Shield's hooks and proxies
 	deploy/test-clients/hooks.sh
+	deploy/test-clients/proxies.sh
 
 load: build ## drive Evaluate over loopback gRPC: 64 in flight for 10 s
 	$(BIN) load --inflight 64 --duration 10s

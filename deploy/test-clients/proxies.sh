@@ -9,15 +9,15 @@
 # nothing runs.
 #
 # Usage: deploy/test-clients/proxies.sh [mcp|mcp-http|codex|codex-proto]…   (default: all)
-# Env: SHIELD_BIN (default bin/shield, built if absent), TEST_CLIENTS_DIR (npm installs and
-# cache; default .cache/test-clients, which CI keeps between steps).
+# Env: SHIELD_BIN (default: built from this tree), TEST_CLIENTS_CACHE (npm installs and cache;
+# default .cache/test-clients, shared with hooks.sh and kept by CI between steps).
 set -euo pipefail
 export GOTOOLCHAIN=${GOTOOLCHAIN:-local}
 cd "$(dirname "$0")/../.."
 REPO=$PWD
 HERE=$REPO/deploy/test-clients
-DIR=${TEST_CLIENTS_DIR:-$REPO/.cache/test-clients}
-BIN=${SHIELD_BIN:-$REPO/bin/shield}
+DIR=${TEST_CLIENTS_CACHE:-$REPO/.cache/test-clients}
+BIN=${SHIELD_BIN:-}
 export npm_config_cache=$DIR/npm-cache npm_config_update_notifier=false
 SUITES=("$@")
 [ ${#SUITES[@]} -gt 0 ] || SUITES=(mcp mcp-http codex codex-proto)
@@ -32,17 +32,19 @@ install() {
   local d=$DIR/$1; shift
   if [ -f "$d/.installed" ] && [ "$(cat "$d/.installed")" = "$*" ]; then return 0; fi
   mkdir -p "$d"
-  (cd "$d" && { [ -f package.json ] || npm init -y >/dev/null; } && npm install --no-audit --no-fund "$@" >"$d/install.log" 2>&1) || {
+  (cd "$d" && { [ -f package.json ] || echo '{"name":"shield-test-clients","private":true}' >package.json; } && timeout 900 npm install --no-audit --no-fund --loglevel=error "$@" >"$d/install.log" 2>&1) || {
     if grep -qiE 'ENOTFOUND|ECONNREFUSED|EAI_AGAIN|ETIMEDOUT|network' "$d/install.log"; then
-      echo "SKIP: npm registry unreachable, cannot install $*" >&2; exit 0
+      echo "proxies: SKIPPED: the npm registry is unreachable, cannot install $*"; exit 0
     fi
     cat "$d/install.log" >&2; fail "npm install $*"
   }
   echo "$*" >"$d/.installed"
 }
 
-[ -x "$BIN" ] || (cd "$REPO" && go build -o "$BIN" ./cmd/shield)
-command -v node >/dev/null || { echo "SKIP: node is not installed" >&2; exit 0; }
+command -v npm >/dev/null 2>&1 || deploy/dev/ensure-deps.sh npm >/dev/null 2>&1 || true
+if ! command -v npm >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; then
+  echo "proxies: SKIPPED: node/npm are not installed and could not be (run as root, or apt-get install npm)"; exit 0
+fi
 
 WORK=$(mktemp -d /tmp/shield-proxies.XXXXXX)
 PIDS=()
@@ -52,6 +54,10 @@ cleanup() {
   [ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"
 }
 trap cleanup EXIT
+if [ -z "$BIN" ]; then
+  BIN=$WORK/shield
+  go build -o "$BIN" ./cmd/shield
+fi
 
 # The appliance: the runtimes' proxies are "agent" by a bearer token over loopback TCP; the
 # approver is root on the unix socket — another identity, as the approval service requires.
