@@ -278,14 +278,14 @@ func (s *stream) fromRuntime(b []byte) bool {
 		return true
 	}
 	var req []byte
-	head := false
+	found, head := false, false
 	for _, f := range fs {
 		switch {
 		case (f.num == respToolRequest || f.num == respSessionEvent) && f.typ != protowire.BytesType:
 			s.p.opts.Log("dropped a runtime frame with field %d of wire type %d", f.num, f.typ)
 			return true
 		case f.num == respToolRequest:
-			req = append(req, f.val...)
+			req, found = append(req, f.val...), true
 		case f.num == respSessionEvent:
 			s.mu.Lock()
 			s.head = true
@@ -295,13 +295,16 @@ func (s *stream) fromRuntime(b []byte) bool {
 				return true
 			}
 			for _, ef := range efs {
-				if ef.num == envToolCallRequested && ef.typ == protowire.BytesType {
-					req, head = append(req, ef.val...), true
+				if ef.num == envToolCallRequested && ef.typ != protowire.BytesType {
+					return true
+				}
+				if ef.num == envToolCallRequested {
+					req, found, head = append(req, ef.val...), true, true
 				}
 			}
 		}
 	}
-	if req == nil {
+	if !found {
 		return false
 	}
 	tr, err := parseToolRequest(req)
