@@ -3,7 +3,9 @@ package roz
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -343,3 +345,42 @@ func (refuse) Decide(context.Context, client.Call, bool) client.Decision {
 type nullClient struct{ grpc.ClientStream }
 
 func (*nullClient) SendMsg(any) error { return nil }
+
+// The field numbers the code uses are the ones roz_subset.proto documents.
+func TestFieldNumbersMatchTheProto(t *testing.T) {
+	b, err := os.ReadFile("roz_subset.proto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nums := map[string]int{} // "Message.field" → number
+	msg := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		l := strings.TrimSpace(line)
+		if rest, ok := strings.CutPrefix(l, "message "); ok {
+			msg = strings.Fields(rest)[0]
+			continue
+		}
+		if i := strings.Index(l, " = "); i > 0 && msg != "" && !strings.HasPrefix(l, "//") {
+			f := strings.Fields(l[:i])
+			var n int
+			fmt.Sscanf(l[i+3:], "%d", &n)
+			nums[msg+"."+f[len(f)-1]] = n
+		}
+	}
+	for name, want := range map[string]protowire.Number{
+		"SessionRequest.tool_result": reqToolResult, "SessionRequest.permission_decision": reqPermissionDecision,
+		"ToolResult.tool_call_id": trToolCallID, "ToolResult.success": trSuccess, "ToolResult.result": trResult,
+		"PermissionDecision.approval_id": pdID, "PermissionDecision.approved": pdApproved, "PermissionDecision.modifier": pdModifier,
+		"SessionResponse.tool_request": respToolRequest, "SessionResponse.activity_update": respActivityUpdate,
+		"SessionResponse.session_event": respSessionEvent,
+		"ToolRequest.tool_call_id":      toolReqID, "ToolRequest.tool_name": toolReqName, "ToolRequest.parameters": toolReqParams,
+		"ToolRequest.timeout_ms":        toolReqTimeout,
+		"SessionEventEnvelope.event_id": envEventID, "SessionEventEnvelope.correlation_id": envCorrelationID,
+		"SessionEventEnvelope.event_type": envEventType, "SessionEventEnvelope.tool_call_requested": envToolCallRequested,
+		"SessionEventEnvelope.activity_changed": envActivityChanged,
+	} {
+		if got := nums[name]; protowire.Number(got) != want {
+			t.Errorf("%s: the proto says %d, the code uses %d", name, got, want)
+		}
+	}
+}
