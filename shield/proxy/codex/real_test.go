@@ -324,8 +324,9 @@ func TestRealCodexAppServer(t *testing.T) {
 		t.Fatalf("harmless command/exec answered %v", r)
 	}
 
-	// The appliance down: nothing runs.
+	// The appliance down: nothing runs. (The audit trail is read once it has stopped.)
 	e.stopAppliance()
+	e.checkAudit(t)
 	model.SetScript([]scripted.Step{scripted.Call("exec_command", map[string]any{"cmd": "touch down.txt"})}, "done")
 	turn(13, startThread(12), false)
 	if exists(filepath.Join(e.ws, "down.txt")) {
@@ -385,10 +386,53 @@ func TestRealCodexProto(t *testing.T) {
 		t.Fatalf("the approved escalation did not run (escalated.txt %q); the model was told %q", b, model.Results())
 	}
 	e.stopAppliance()
+	e.checkAudit(t)
 	model.SetScript([]scripted.Step{scripted.Call("shell", map[string]any{"command": []string{"bash", "-lc", "touch down.txt"}})}, "done")
 	session(false)
 	if exists(filepath.Join(e.ws, "down.txt")) {
 		t.Fatal("down.txt was created with the appliance down")
+	}
+}
+
+// checkAudit: the appliance's audit trail verifies and holds the proxy's decisions with the
+// runtime named: the rm -rf blocked, the touch allowed, the interpreter call escalated and then
+// allowed by a human (tier 3).
+func (e *realEnv) checkAudit(t *testing.T) {
+	t.Helper()
+	if out, err := exec.Command(e.bin, "audit", "verify", "--state-dir", e.state, "--pubkey", filepath.Join(e.state, "keys", "audit.key.pub")).CombinedOutput(); err != nil {
+		t.Errorf("audit verify: %v\n%s", err, out)
+	}
+	out, err := exec.Command(e.bin, "audit", "query", "--dir", filepath.Join(e.state, "audit"), "--json", "--limit", "10000").Output()
+	if err != nil {
+		t.Fatalf("audit query: %v", err)
+	}
+	var seen []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var rec struct {
+			Type    string `json:"type"`
+			Payload struct {
+				Runtime   string `json:"runtime"`
+				Decision  string `json:"decision"`
+				Tier      int    `json:"tier"`
+				Arguments struct {
+					Command string `json:"command"`
+				} `json:"arguments"`
+			} `json:"payload"`
+		}
+		if json.Unmarshal([]byte(line), &rec) == nil && rec.Type == "decision" && rec.Payload.Runtime == "codex" {
+			seen = append(seen, fmt.Sprintf("%s | %s tier%d", rec.Payload.Arguments.Command, rec.Payload.Decision, rec.Payload.Tier))
+		}
+	}
+	for _, want := range [][2]string{{"rm -rf " + e.ws, "BLOCK"}, {"touch ok.txt", "ALLOW"}, {"escalated.txt", "ESCALATE"}, {"escalated.txt", "ALLOW tier3"}} {
+		found := false
+		for _, s := range seen {
+			if strings.Contains(s, want[0]) && strings.Contains(s, "| "+want[1]) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no audit record of %q %s with runtime codex among %q", want[0], want[1], seen)
+		}
 	}
 }
 
