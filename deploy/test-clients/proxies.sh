@@ -140,6 +140,11 @@ suite_mcp() {
   pass "mcp: a client's roots/list answer of / is narrowed to the workspace (the server refuses /etc/hostname)"
 
   stop_appliance
+  "$BIN" audit verify --state-dir "$WORK/state" --pubkey "$WORK/state/keys/audit.key.pub" >/dev/null || fail "mcp: audit verify"
+  local recs; recs=$("$BIN" audit query --dir "$WORK/state/audit" --json --limit 10000 | grep '"runtime":"mcp"' || true)
+  grep -q '"decision":"BLOCK".*\.bashrc\|\.bashrc.*"decision":"BLOCK"' <<<"$recs" || fail "mcp: no audit record of the blocked .bashrc write with runtime mcp"
+  grep -q '"tier":3' <<<"$recs" || fail "mcp: no human-approved (tier 3) audit record with runtime mcp"
+  pass "mcp: the audit trail verifies and names runtime mcp on the blocked and the human-approved calls"
   out=$(call - write_file "{\"path\":\"$WS/down.txt\",\"content\":\"x\"}")
   [[ $out == *'"isError":true'* && $out == *'could not decide'* ]] && [ ! -e "$WS/down.txt" ] || fail "mcp: appliance down answered $out"
   pass "mcp: with the appliance down the write is refused and nothing is written"
