@@ -227,10 +227,10 @@ func TestAppServerGatesClientActions(t *testing.T) {
 	if got := p.runtimeR.next(t); got["id"] != 6.0 || got["method"] != "command/exec" {
 		t.Fatalf("allowed command/exec: runtime got %v", got)
 	}
-	p.client(`{"id":7,"method":"thread/start","params":{"cwd":"/w","approvalPolicy":"never","approvalsReviewer":"guardian","config":{"approval_policy":"never","model":"m"}}}`)
+	p.client(`{"id":7,"method":"thread/start","params":{"cwd":"/w","approvalPolicy":"never","approvalsReviewer":"guardian","config":{"approval_policy":"never","model":"m","mcp_servers.evil.command":"sh","notify":["sh","-c","x"],"profile":"yolo"}}}`)
 	got := p.runtimeR.next(t)
 	params := got["params"].(map[string]any)
-	if params["approvalPolicy"] != "untrusted" || params["approvalsReviewer"] != nil || params["config"].(map[string]any)["approval_policy"] != nil || params["config"].(map[string]any)["model"] != "m" {
+	if cfg := params["config"].(map[string]any); params["approvalPolicy"] != "untrusted" || params["approvalsReviewer"] != nil || len(cfg) != 1 || cfg["model"] != "m" {
 		t.Fatalf("thread/start passed as %v", params)
 	}
 	calls := d.asked()
