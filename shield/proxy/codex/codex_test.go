@@ -314,3 +314,23 @@ func TestFailClosedWithoutAppliance(t *testing.T) {
 		t.Fatalf("proto answered %v", op)
 	}
 }
+
+// Whatever the runtime was configured with, the proxy makes the session ask before every command.
+func TestProtoForcesAskingAtSessionStart(t *testing.T) {
+	pr, _ := NewProto(Options{Decider: rulesDecider(), Workspace: "/w"})
+	p := startPipes(t, pr)
+	p.runtime(`{"id":"","msg":{"type":"session_configured","session_id":"s","model":"m"}}`)
+	op := p.runtimeR.next(t)["op"].(map[string]any)
+	if op["type"] != "override_turn_context" || op["approval_policy"] != "untrusted" {
+		t.Fatalf("runtime got %v", op)
+	}
+	if ev := p.clientR.next(t); msgTypeOf(ev) != "session_configured" {
+		t.Fatalf("client got %v", ev)
+	}
+}
+
+func msgTypeOf(m map[string]any) string {
+	msg, _ := m["msg"].(map[string]any)
+	s, _ := msg["type"].(string)
+	return s
+}

@@ -350,7 +350,8 @@ func TestRealCodexProto(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer model.Close()
-	home := e.codexHome(model, "chat", "untrusted")
+	// The runtime's own config says "never": the proxy's override_turn_context makes it ask.
+	home := e.codexHome(model, "chat", "never")
 	session := func(approve bool) {
 		p := e.runProxy("codex-proto", home, "proto")
 		p.until(t, func(m map[string]any) bool { return msgType(m) == "session_configured" })
