@@ -3,6 +3,7 @@
 #   mcp          the MCP filesystem server behind `shield proxy mcp`, driven by the TypeScript SDK
 #   mcp-http     a Streamable HTTP server on the SDK's server transport behind `shield proxy mcp --listen`
 #   codex        Codex app-server 0.169.0 behind `shield proxy codex`, a scripted model on 127.0.0.1
+#                (shell approvals, MCP tool elicitations, client command/exec and fs/writeFile)
 #   codex-proto  Codex 0.42.0 `proto` behind `shield proxy codex-proto`, the same scripted model
 # In each: a destructive call is stopped and never executed (the file survives), a harmless one
 # runs, an escalation approved by another identity then runs, and with the appliance down
@@ -187,6 +188,8 @@ suite_mcp_http() {
 # scripted model server is a Go package. They start their own appliance.
 suite_codex() {
   install "codex-$CODEX_NEW" "@openai/codex@$CODEX_NEW"
+  # The MCP filesystem server configured in Codex: its approvals come as elicitations.
+  install mcp "@modelcontextprotocol/server-filesystem@$FS_VERSION" "@modelcontextprotocol/sdk@$SDK_VERSION"
   SHIELD_TEST_CLIENTS_DIR=$DIR SHIELD_BIN=$BIN go test -count=1 -v -timeout 10m -run '^TestRealCodexAppServer$' ./shield/proxy/codex/ 2>&1 | grep -v '^=== RUN'
 }
 suite_codex_proto() {

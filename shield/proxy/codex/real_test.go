@@ -123,6 +123,13 @@ func (e *realEnv) approveNext(done <-chan struct{}) (string, error) {
 func (e *realEnv) codexHome(model *scripted.Server, wire, policy string) string {
 	home := filepath.Join(e.work, "codex-home-"+wire)
 	os.MkdirAll(home, 0o700)
+	mcpServer := ""
+	// The MCP filesystem server, when installed beside the runtimes: Codex asks for its
+	// destructive tools through an elicitation.
+	fsServer := filepath.Join(os.Getenv("SHIELD_TEST_CLIENTS_DIR"), "mcp", "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js")
+	if _, err := os.Stat(fsServer); err == nil && wire == "responses" {
+		mcpServer = fmt.Sprintf("[mcp_servers.fs]\ncommand = \"node\"\nargs = [%q, %q]\n", fsServer, e.ws)
+	}
 	cfg := fmt.Sprintf(`model = "fake-model"
 model_provider = "fake"
 approval_policy = %q
@@ -134,7 +141,7 @@ env_key = "OPENAI_API_KEY"
 wire_api = %q
 [projects.%q]
 trust_level = "trusted"
-`, policy, model.URL, wire, e.ws)
+%s`, policy, model.URL, wire, e.ws, mcpServer)
 	os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600)
 	return home
 }
@@ -241,6 +248,8 @@ func (p *proxied) until(t *testing.T, match func(map[string]any) bool) map[strin
 // runtimes need it.
 const escalating = `node -e "require('fs').writeFileSync('escalated.txt','approved')"`
 
+func readFile(p string) string { b, _ := os.ReadFile(p); return string(b) }
+
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 func TestRealCodexAppServer(t *testing.T) {
@@ -311,6 +320,24 @@ func TestRealCodexAppServer(t *testing.T) {
 	}
 	if r := model.Results(); len(r) < 1 || !strings.Contains(strings.ToLower(r[0]), "reject") {
 		t.Errorf("the model was not told of the refusal: %q", r)
+	}
+
+	// MCP tool calls: Codex asks through an elicitation, which Shield answers by policy.
+	if strings.Contains(readFile(filepath.Join(home, "config.toml")), "mcp_servers.fs") {
+		os.WriteFile(filepath.Join(e.ws, ".bashrc"), []byte("original\n"), 0o644)
+		model.SetScript([]scripted.Step{
+			{Tool: "write_file", Namespace: "mcp__fs", Args: mustJSON(map[string]string{"path": filepath.Join(e.ws, ".bashrc"), "content": "pwned\n"})},
+			{Tool: "write_file", Namespace: "mcp__fs", Args: mustJSON(map[string]string{"path": filepath.Join(e.ws, "mcp_ok.txt"), "content": "via mcp\n"})},
+		}, "done")
+		turn(21, startThread(20), false)
+		if got := readFile(filepath.Join(e.ws, ".bashrc")); got != "original\n" {
+			t.Errorf("the MCP write to .bashrc ran: %q; the model was told %q", got, model.Results())
+		}
+		if got := readFile(filepath.Join(e.ws, "mcp_ok.txt")); got != "via mcp\n" {
+			t.Errorf("the harmless MCP write did not run: %q; the model was told %q", got, model.Results())
+		}
+	} else {
+		t.Log("the MCP filesystem server is not installed beside the runtimes: MCP elicitations not exercised")
 	}
 
 	// A client-initiated command/exec (Codex runs those with no approval at all) is decided.
