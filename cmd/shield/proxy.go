@@ -25,13 +25,14 @@ Runtimes:
                shield proxy mcp --wrap .mcp.json [--out FILE]
   codex        Codex app-server (JSON-RPC on stdio): shield proxy codex -- codex app-server
   codex-proto  Codex 0.42 "proto" (SQ/EQ JSON lines):  shield proxy codex-proto -- codex proto
+  roz          a roz.v1 runtime (gRPC, seed 002):      shield proxy roz --listen 127.0.0.1:50061 --upstream 127.0.0.1:8080
 
 The proxy speaks to the client on its own stdin/stdout, runs COMMAND with pipes, and asks the
 running appliance (--socket, $SHIELD_SOCKET, or the default state directory's socket) about
 every proposed action. Anything that goes wrong refuses the action.`
 
 func init() {
-	register(&command{name: "proxy", summary: "put Shield in front of an MCP server, Codex app-server or Codex proto on stdio", run: runProxy})
+	register(&command{name: "proxy", summary: "put Shield in front of an MCP server, Codex app-server, Codex proto or roz", run: runProxy})
 }
 
 // proxyFlags are the flags every proxy shares.
@@ -90,6 +91,8 @@ func runProxy(ctx context.Context, env *cmdEnv, args []string) error {
 		return runProxyCodex(ctx, env, args[1:])
 	case "codex-proto":
 		return runProxyCodexProto(ctx, env, args[1:])
+	case "roz":
+		return runProxyRoz(ctx, env, args[1:])
 	}
 	return usageError{fmt.Sprintf("unknown runtime %q\nUsage: shield proxy %s", args[0], proxyUsage)}
 }

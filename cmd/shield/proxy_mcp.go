@@ -1,15 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
-	"sort"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -21,7 +19,7 @@ func runProxyMCP(ctx context.Context, env *cmdEnv, args []string) error {
 	var pf proxyFlags
 	pf.register(fs)
 	server := fs.String("server", "", "the server's name, sent as label mcp.server (default: the command's base name)")
-	wrap := fs.String("wrap", "", "rewrite a Claude Code / Codex JSON MCP config (mcpServers) so that every stdio server runs behind this proxy; prints it, or writes --out")
+	wrap := fs.String("wrap", "", "rewrite an MCP config (Claude Code JSON mcpServers, or Codex config.toml) so that every stdio server runs behind this proxy; prints it, or writes --out")
 	out := fs.String("out", "", "with --wrap: the file to write (default: standard output)")
 	listen := fs.String("listen", "", "Streamable HTTP mode: serve the MCP endpoint on this loopback host:port (with --upstream)")
 	upstream := fs.String("upstream", "", "Streamable HTTP mode: the server's MCP endpoint URL, for example http://127.0.0.1:3001/mcp")
@@ -116,75 +114,44 @@ func baseName(p string) string {
 	return p
 }
 
-// wrapMCPConfig rewrites every stdio server of an mcpServers config to run behind
-// `shield proxy mcp`. An HTTP server cannot be wrapped this way: it is an error, so that no
-// server is left unguarded by mistake.
+// wrapMCPConfig rewrites every stdio server of a Claude Code JSON (mcpServers) or Codex TOML
+// (config.toml, [mcp_servers.NAME]) configuration to run behind `shield proxy mcp`. A server that
+// cannot be wrapped is an error, so that none is left unguarded by mistake.
 func wrapMCPConfig(env *cmdEnv, path, out string, pf proxyFlags) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
-	var doc map[string]json.RawMessage
-	if err := json.Unmarshal(data, &doc); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	var servers map[string]map[string]json.RawMessage
-	if err := json.Unmarshal(doc["mcpServers"], &servers); err != nil || servers == nil {
-		return fmt.Errorf("%s: no mcpServers object", path)
-	}
 	self, err := os.Executable()
 	if err != nil {
 		return err
 	}
-	names := make([]string, 0, len(servers))
-	for n := range servers {
-		names = append(names, n)
+	var flags []string
+	if pf.socket != "" {
+		flags = append(flags, "--socket", pf.socket)
 	}
-	sort.Strings(names)
-	var unguarded []string
-	for _, name := range names {
-		s := servers[name]
-		var typ, cmd string
-		_ = json.Unmarshal(s["type"], &typ)
-		if json.Unmarshal(s["command"], &cmd) != nil || cmd == "" || (typ != "" && typ != "stdio") {
-			unguarded = append(unguarded, name)
-			continue
-		}
-		var sargs []string
-		if raw, ok := s["args"]; ok && json.Unmarshal(raw, &sargs) != nil {
-			return fmt.Errorf("%s: server %s: args is not a list of strings", path, name)
-		}
-		if cmd == self && len(sargs) > 1 && sargs[0] == "proxy" {
-			continue // already wrapped
-		}
-		nargs := []string{"proxy", "mcp", "--server", name}
-		if pf.socket != "" {
-			nargs = append(nargs, "--socket", pf.socket)
-		}
-		if pf.addr != "" {
-			nargs = append(nargs, "--addr", pf.addr)
-		}
-		if pf.workspace != "" {
-			nargs = append(nargs, "--workspace", pf.workspace)
-		}
-		nargs = append(append(nargs, "--", cmd), sargs...)
-		s["command"], _ = json.Marshal(self)
-		s["args"], _ = json.Marshal(nargs)
+	if pf.addr != "" {
+		flags = append(flags, "--addr", pf.addr)
 	}
-	if len(unguarded) > 0 {
-		return fmt.Errorf("%s: servers %s are not stdio commands and cannot be wrapped; remove them or put them behind an HTTP proxy", path, strings.Join(unguarded, ", "))
+	if pf.workspace != "" {
+		abs, err := filepath.Abs(pf.workspace)
+		if err != nil {
+			return err
+		}
+		flags = append(flags, "--workspace", abs)
 	}
-	doc["mcpServers"], _ = json.Marshal(servers)
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(doc); err != nil {
-		return err
+	var wrapped []byte
+	if strings.HasSuffix(path, ".toml") {
+		wrapped, err = mcp.WrapCodexTOML(data, self, flags)
+	} else {
+		wrapped, err = mcp.WrapJSON(data, self, flags)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	if out == "" {
-		_, err := env.stdout.Write(buf.Bytes())
+		_, err := env.stdout.Write(wrapped)
 		return err
 	}
-	return os.WriteFile(out, buf.Bytes(), 0o600)
+	return os.WriteFile(out, wrapped, 0o600)
 }

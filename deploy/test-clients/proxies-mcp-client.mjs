@@ -3,8 +3,10 @@
 // optionally offers roots, calls one tool and prints {"isError":…,"text":…} on one line.
 //
 // Usage: node proxies-mcp-client.mjs ROOTS_JSON|- TOOL ARGS_JSON -- COMMAND [ARGS…]
+//        node proxies-mcp-client.mjs ROOTS_JSON|- TOOL ARGS_JSON -- http://127.0.0.1:PORT/mcp  (Streamable HTTP)
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const argv = process.argv.slice(2);
@@ -23,17 +25,22 @@ if (roots) {
     return { roots };
   });
 }
-const transport = new StdioClientTransport({ command, args, env: { ...process.env }, stderr: "inherit" });
+const transport = command.startsWith("http")
+  ? new StreamableHTTPClientTransport(new URL(command))
+  : new StdioClientTransport({ command, args, env: { ...process.env }, stderr: "inherit" });
 await client.connect(transport);
 if (roots) await Promise.race([rootsDone, new Promise((r) => setTimeout(r, 5000))]);
 await client.listTools();
 let out;
+let progressed = false;
 try {
-  const res = await client.callTool({ name: tool, arguments: JSON.parse(argsJSON) }, undefined, { timeout: 120000 });
-  out = { isError: !!res.isError, text: (res.content || []).map((c) => c.text || "").join("\n") };
+  const res = await client.callTool({ name: tool, arguments: JSON.parse(argsJSON) }, undefined,
+    { timeout: 120000, onprogress: () => { progressed = true; } });
+  out = { isError: !!res.isError, progress: progressed, text: (res.content || []).map((c) => c.text || "").join("\n") };
 } catch (e) {
   out = { isError: true, text: "client error: " + e.message };
 }
 console.log(JSON.stringify(out));
+await transport.terminateSession?.().catch(() => {});
 await client.close();
 process.exit(0);

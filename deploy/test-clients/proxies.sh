@@ -1,25 +1,27 @@
 #!/usr/bin/env bash
 # Real runtimes through Shield's proxies, offline, against a running appliance:
 #   mcp          the MCP filesystem server behind `shield proxy mcp`, driven by the TypeScript SDK
+#   mcp-http     a Streamable HTTP server on the SDK's server transport behind `shield proxy mcp --listen`
 #   codex        Codex app-server 0.169.0 behind `shield proxy codex`, a scripted model on 127.0.0.1
+#                (shell approvals, MCP tool elicitations, client command/exec and fs/writeFile)
 #   codex-proto  Codex 0.42.0 `proto` behind `shield proxy codex-proto`, the same scripted model
 # In each: a destructive call is stopped and never executed (the file survives), a harmless one
 # runs, an escalation approved by another identity then runs, and with the appliance down
 # nothing runs.
 #
-# Usage: deploy/test-clients/proxies.sh [mcp|codex|codex-proto]…   (default: all)
-# Env: SHIELD_BIN (default bin/shield, built if absent), TEST_CLIENTS_DIR (npm installs and
-# cache; default .cache/test-clients, which CI keeps between steps).
+# Usage: deploy/test-clients/proxies.sh [mcp|mcp-http|codex|codex-proto]…   (default: all)
+# Env: SHIELD_BIN (default: built from this tree), TEST_CLIENTS_CACHE (npm installs and cache;
+# default .cache/test-clients, shared with hooks.sh and kept by CI between steps).
 set -euo pipefail
 export GOTOOLCHAIN=${GOTOOLCHAIN:-local}
 cd "$(dirname "$0")/../.."
 REPO=$PWD
 HERE=$REPO/deploy/test-clients
-DIR=${TEST_CLIENTS_DIR:-$REPO/.cache/test-clients}
-BIN=${SHIELD_BIN:-$REPO/bin/shield}
+DIR=${TEST_CLIENTS_CACHE:-$REPO/.cache/test-clients}
+BIN=${SHIELD_BIN:-}
 export npm_config_cache=$DIR/npm-cache npm_config_update_notifier=false
 SUITES=("$@")
-[ ${#SUITES[@]} -gt 0 ] || SUITES=(mcp codex codex-proto)
+[ ${#SUITES[@]} -gt 0 ] || SUITES=(mcp mcp-http codex codex-proto)
 
 FS_VERSION=2026.8.31 SDK_VERSION=1.32.2 CODEX_NEW=0.169.0 CODEX_OLD=0.42.0
 
@@ -31,17 +33,19 @@ install() {
   local d=$DIR/$1; shift
   if [ -f "$d/.installed" ] && [ "$(cat "$d/.installed")" = "$*" ]; then return 0; fi
   mkdir -p "$d"
-  (cd "$d" && { [ -f package.json ] || npm init -y >/dev/null; } && npm install --no-audit --no-fund "$@" >"$d/install.log" 2>&1) || {
+  (cd "$d" && { [ -f package.json ] || echo '{"name":"shield-test-clients","private":true}' >package.json; } && timeout 900 npm install --no-audit --no-fund --loglevel=error "$@" >"$d/install.log" 2>&1) || {
     if grep -qiE 'ENOTFOUND|ECONNREFUSED|EAI_AGAIN|ETIMEDOUT|network' "$d/install.log"; then
-      echo "SKIP: npm registry unreachable, cannot install $*" >&2; exit 0
+      echo "proxies: SKIPPED: the npm registry is unreachable, cannot install $*"; exit 0
     fi
     cat "$d/install.log" >&2; fail "npm install $*"
   }
   echo "$*" >"$d/.installed"
 }
 
-[ -x "$BIN" ] || (cd "$REPO" && go build -o "$BIN" ./cmd/shield)
-command -v node >/dev/null || { echo "SKIP: node is not installed" >&2; exit 0; }
+command -v npm >/dev/null 2>&1 || deploy/dev/ensure-deps.sh npm >/dev/null 2>&1 || true
+if ! command -v npm >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; then
+  echo "proxies: SKIPPED: node/npm are not installed and could not be (run as root, or apt-get install npm)"; exit 0
+fi
 
 WORK=$(mktemp -d /tmp/shield-proxies.XXXXXX)
 PIDS=()
@@ -51,6 +55,10 @@ cleanup() {
   [ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"
 }
 trap cleanup EXIT
+if [ -z "$BIN" ]; then
+  BIN=$WORK/shield
+  go build -o "$BIN" ./cmd/shield
+fi
 
 # The appliance: the runtimes' proxies are "agent" by a bearer token over loopback TCP; the
 # approver is root on the unix socket — another identity, as the approval service requires.
@@ -112,9 +120,14 @@ suite_mcp() {
   [ "$(cat "$WS/.bashrc")" = original ] || fail "mcp: .bashrc was changed"
   pass "mcp: a write to .bashrc is blocked by cel:files.write-system and the file survives"
 
-  out=$(call - write_file "{\"path\":\"$WS/new.txt\",\"content\":\"hello\"}")
+  # The harmless call goes through a server command written by `shield proxy mcp --wrap`.
+  printf '{"mcpServers":{"fs":{"command":"node","args":["%s","%s"]}}}\n' "${server[1]}" "$WS" >"$WORK/mcp.json"
+  "$BIN" proxy mcp --wrap "$WORK/mcp.json" --addr "127.0.0.1:$PORT" --workspace "$WS" --out "$WORK/mcp.shield.json"
+  local wrapped; mapfile -t wrapped < <(node -e 'const s=require(process.argv[1]).mcpServers.fs; for (const a of [s.command, ...s.args]) console.log(a)' "$WORK/mcp.shield.json")
+  [ "${wrapped[0]}" = "$BIN" ] || [ "$(readlink -f "${wrapped[0]}")" = "$(readlink -f "$BIN")" ] || fail "mcp: --wrap wrote command ${wrapped[0]}"
+  out=$(cd "$DIR/mcp" && node client.mjs - write_file "{\"path\":\"$WS/new.txt\",\"content\":\"hello\"}" -- "${wrapped[@]}")
   [[ $out == *'"isError":false'* ]] && [ "$(cat "$WS/new.txt")" = hello ] || fail "mcp: harmless write answered $out"
-  pass "mcp: a write inside the workspace runs"
+  pass "mcp: a write inside the workspace runs (server command written by shield proxy mcp --wrap)"
 
   call - write_file "{\"path\":\"$WS/.git/hooks/pre-commit\",\"content\":\"echo hook\"}" >"$WORK/held.out" &
   local held=$!
@@ -128,9 +141,46 @@ suite_mcp() {
   pass "mcp: a client's roots/list answer of / is narrowed to the workspace (the server refuses /etc/hostname)"
 
   stop_appliance
+  "$BIN" audit verify --state-dir "$WORK/state" --pubkey "$WORK/state/keys/audit.key.pub" >/dev/null || fail "mcp: audit verify"
+  local recs; recs=$("$BIN" audit query --dir "$WORK/state/audit" --json --limit 10000 | grep '"runtime":"mcp"' || true)
+  grep -q '"decision":"BLOCK".*\.bashrc\|\.bashrc.*"decision":"BLOCK"' <<<"$recs" || fail "mcp: no audit record of the blocked .bashrc write with runtime mcp"
+  grep -q '"tier":3' <<<"$recs" || fail "mcp: no human-approved (tier 3) audit record with runtime mcp"
+  pass "mcp: the audit trail verifies and names runtime mcp on the blocked and the human-approved calls"
   out=$(call - write_file "{\"path\":\"$WS/down.txt\",\"content\":\"x\"}")
   [[ $out == *'"isError":true'* && $out == *'could not decide'* ]] && [ ! -e "$WS/down.txt" ] || fail "mcp: appliance down answered $out"
   pass "mcp: with the appliance down the write is refused and nothing is written"
+  start_appliance
+}
+
+suite_mcp_http() {
+  install mcp "@modelcontextprotocol/server-filesystem@$FS_VERSION" "@modelcontextprotocol/sdk@$SDK_VERSION"
+  cp "$HERE/proxies-mcp-client.mjs" "$DIR/mcp/client.mjs"
+  cp "$HERE/proxies-mcp-http-server.mjs" "$DIR/mcp/http-server.mjs"
+  local up=$((PORT + 1)) px=$((PORT + 2))
+  (cd "$DIR/mcp" && exec node http-server.mjs "$up") 2>>"$WORK/mcp-http-server.log" &
+  PIDS+=($!)
+  "$BIN" proxy mcp "${PROXY_FLAGS[@]}" --server httpfs --hold 50s --listen "127.0.0.1:$px" --upstream "http://127.0.0.1:$up/mcp" 2>>"$WORK/mcp-http-proxy.log" &
+  PIDS+=($!)
+  for _ in $(seq 100); do (echo >"/dev/tcp/127.0.0.1/$up" && echo >"/dev/tcp/127.0.0.1/$px") 2>/dev/null && break; sleep 0.1; done
+  hcall() { (cd "$DIR/mcp" && node client.mjs - "$1" "$2" -- "http://127.0.0.1:$px/mcp"); }
+  echo original >"$WS/.profile"
+  local out
+  out=$(hcall write_file "{\"path\":\"$WS/.profile\",\"content\":\"pwned\"}")
+  [[ $out == *'"isError":true'* && $out == *files.write-system* ]] && [ "$(cat "$WS/.profile")" = original ] || fail "mcp-http: destructive write answered $out"
+  pass "mcp-http: a write to .profile is blocked by cel:files.write-system and the file survives"
+  out=$(hcall write_file "{\"path\":\"$WS/http-new.txt\",\"content\":\"hello\"}")
+  [[ $out == *'"isError":false'* && $out == *'"progress":true'* ]] && [ "$(cat "$WS/http-new.txt")" = hello ] || fail "mcp-http: harmless write answered $out"
+  pass "mcp-http: a write inside the workspace runs, its progress notification streamed through"
+  hcall write_file "{\"path\":\"$WS/.git/hooks/post-commit\",\"content\":\"echo hook\"}" >"$WORK/held-http.out" &
+  local held=$!
+  local id; id=$(approve_next)
+  wait "$held"; out=$(cat "$WORK/held-http.out")
+  [[ $out == *'"isError":false'* ]] && [ "$(cat "$WS/.git/hooks/post-commit")" = "echo hook" ] || fail "mcp-http: approved escalation answered $out"
+  pass "mcp-http: a git hook write escalates, is approved by root on the socket ($id), then runs"
+  stop_appliance
+  out=$(hcall write_file "{\"path\":\"$WS/http-down.txt\",\"content\":\"x\"}")
+  [[ $out == *'"isError":true'* && $out == *'could not decide'* ]] && [ ! -e "$WS/http-down.txt" ] || fail "mcp-http: appliance down answered $out"
+  pass "mcp-http: with the appliance down the write is refused and nothing is written"
   start_appliance
 }
 
@@ -138,6 +188,8 @@ suite_mcp() {
 # scripted model server is a Go package. They start their own appliance.
 suite_codex() {
   install "codex-$CODEX_NEW" "@openai/codex@$CODEX_NEW"
+  # The MCP filesystem server configured in Codex: its approvals come as elicitations.
+  install mcp "@modelcontextprotocol/server-filesystem@$FS_VERSION" "@modelcontextprotocol/sdk@$SDK_VERSION"
   SHIELD_TEST_CLIENTS_DIR=$DIR SHIELD_BIN=$BIN go test -count=1 -v -timeout 10m -run '^TestRealCodexAppServer$' ./shield/proxy/codex/ 2>&1 | grep -v '^=== RUN'
 }
 suite_codex_proto() {
@@ -149,6 +201,7 @@ start_appliance
 for s in "${SUITES[@]}"; do
   case $s in
     mcp) suite_mcp ;;
+    mcp-http) suite_mcp_http ;;
     codex) suite_codex ;;
     codex-proto) suite_codex_proto ;;
     *) fail "unknown suite $s" ;;

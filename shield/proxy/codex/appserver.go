@@ -77,8 +77,17 @@ var configMethods = map[string]bool{
 	"thread/approveGuardianDeniedAction": true, "plugin/share/checkout": true,
 }
 
-// approvalKeys are the members of thread/turn params and their config that change who approves.
-var approvalConfigKeys = []string{"approval_policy", "approvals_reviewer", "hooks", "mcp_servers", "sandbox_mode", "features"}
+// gatedMethods are client requests that act on the host; they are decided first.
+var gatedMethods = map[string]bool{"command/exec": true, "thread/shellCommand": true, "fs/writeFile": true,
+	"fs/remove": true, "fs/copy": true, "fs/createDirectory": true, "mcpServer/tool/call": true}
+
+// safeConfigKeys are the config overrides a thread request may carry through the proxy (by
+// first dotted segment). Everything else is dropped: approval_policy, approvals_reviewer,
+// profile(s), hooks, mcp_servers, notify (a command run on events), projects (trust),
+// sandbox settings and whatever a later Codex adds can change who approves or what runs.
+var safeConfigKeys = map[string]bool{"model": true, "model_reasoning_effort": true, "model_reasoning_summary": true,
+	"model_verbosity": true, "model_context_window": true, "model_auto_compact_token_limit": true,
+	"hide_agent_reasoning": true, "show_raw_agent_reasoning": true, "file_opener": true, "personality": true, "service_tier": true}
 
 func (a *AppServer) fromClient(ctx context.Context, line []byte) {
 	m, err := mcp.Parse(line)
@@ -92,6 +101,10 @@ func (a *AppServer) fromClient(ctx context.Context, line []byte) {
 		return
 	}
 	if !m.IsRequest() {
+		if gatedMethods[m.Method] || configMethods[m.Method] {
+			a.opts.Log("refused a %s notification", m.Method)
+			return
+		}
 		a.toServer.line(m.Raw)
 		return
 	}
@@ -169,10 +182,15 @@ func (a *AppServer) askEveryTime(m *mcp.Message, p map[string]json.RawMessage) [
 	}
 	delete(p, "approvalsReviewer")
 	if cfg := obj(p["config"]); cfg != nil {
-		for _, k := range approvalConfigKeys {
-			delete(cfg, k)
+		for k := range cfg {
+			if first, _, _ := strings.Cut(k, "."); !safeConfigKeys[first] {
+				a.opts.Log("dropped config override %q from %s", k, m.Method)
+				delete(cfg, k)
+			}
 		}
 		p["config"] = mustJSON(cfg)
+	} else if p["config"] != nil && string(p["config"]) != "null" {
+		delete(p, "config")
 	}
 	m.Fields["params"] = mustJSON(p)
 	return mustJSON(m.Fields)

@@ -227,10 +227,10 @@ func TestAppServerGatesClientActions(t *testing.T) {
 	if got := p.runtimeR.next(t); got["id"] != 6.0 || got["method"] != "command/exec" {
 		t.Fatalf("allowed command/exec: runtime got %v", got)
 	}
-	p.client(`{"id":7,"method":"thread/start","params":{"cwd":"/w","approvalPolicy":"never","approvalsReviewer":"guardian","config":{"approval_policy":"never","model":"m"}}}`)
+	p.client(`{"id":7,"method":"thread/start","params":{"cwd":"/w","approvalPolicy":"never","approvalsReviewer":"guardian","config":{"approval_policy":"never","model":"m","mcp_servers.evil.command":"sh","notify":["sh","-c","x"],"profile":"yolo"}}}`)
 	got := p.runtimeR.next(t)
 	params := got["params"].(map[string]any)
-	if params["approvalPolicy"] != "untrusted" || params["approvalsReviewer"] != nil || params["config"].(map[string]any)["approval_policy"] != nil || params["config"].(map[string]any)["model"] != "m" {
+	if cfg := params["config"].(map[string]any); params["approvalPolicy"] != "untrusted" || params["approvalsReviewer"] != nil || len(cfg) != 1 || cfg["model"] != "m" {
 		t.Fatalf("thread/start passed as %v", params)
 	}
 	calls := d.asked()
@@ -312,5 +312,57 @@ func TestFailClosedWithoutAppliance(t *testing.T) {
 	q.runtime(`{"id":"s","msg":{"type":"exec_approval_request","call_id":"c","command":["ls"],"cwd":"/w"}}`)
 	if op := q.runtimeR.next(t)["op"].(map[string]any); op["decision"] != "denied" || op["id"] != "s" {
 		t.Fatalf("proto answered %v", op)
+	}
+}
+
+// Whatever the runtime was configured with, the proxy makes the session ask before every command.
+func TestProtoForcesAskingAtSessionStart(t *testing.T) {
+	pr, _ := NewProto(Options{Decider: rulesDecider(), Workspace: "/w"})
+	p := startPipes(t, pr)
+	p.runtime(`{"id":"","msg":{"type":"session_configured","session_id":"s","model":"m"}}`)
+	op := p.runtimeR.next(t)["op"].(map[string]any)
+	if op["type"] != "override_turn_context" || op["approval_policy"] != "untrusted" {
+		t.Fatalf("runtime got %v", op)
+	}
+	if ev := p.clientR.next(t); msgTypeOf(ev) != "session_configured" {
+		t.Fatalf("client got %v", ev)
+	}
+}
+
+func msgTypeOf(m map[string]any) string {
+	msg, _ := m["msg"].(map[string]any)
+	s, _ := msg["type"].(string)
+	return s
+}
+
+// The v1 approvals (Codex 0.57, the llmx dialect) and dynamic tools the client executes.
+func TestAppServerV1AndDynamicTools(t *testing.T) {
+	d := rulesDecider("rm -rf", client.Block, "deploy", client.Block, "lookup", client.Allow, "ok.txt", client.Allow)
+	a, _ := NewAppServer(Options{Decider: d, Workspace: "/w"})
+	p := startPipes(t, a)
+	p.runtime(`{"method":"execCommandApproval","id":0,"params":{"conversationId":"c","callId":"call_6","command":["bash","-lc","rm -rf /w"],"cwd":"/w"}}`)
+	if got := p.runtimeR.next(t); got["result"].(map[string]any)["decision"] != "denied" {
+		t.Fatalf("v1 exec approval answered %v", got)
+	}
+	p.runtime(`{"method":"applyPatchApproval","id":1,"params":{"conversationId":"c","callId":"call_7","fileChanges":{"/w/ok.txt":{"add":{"content":"x"}}}}}`)
+	if got := p.runtimeR.next(t); got["result"].(map[string]any)["decision"] != "approved" {
+		t.Fatalf("v1 patch approval answered %v", got)
+	}
+	calls := d.asked()
+	if last := calls[len(calls)-1]; last.Tool != "apply_patch" || !strings.Contains(string(last.Arguments), "*** Add File: /w/ok.txt") {
+		t.Fatalf("v1 patch evaluated as %+v", last)
+	}
+	// A dynamic tool: refused → a failed result to the runtime; allowed → the client runs it.
+	p.runtime(`{"method":"item/tool/call","id":2,"params":{"threadId":"t","turnId":"u","callId":"d1","tool":"deploy","arguments":{"env":"prod"}}}`)
+	if got := p.runtimeR.next(t); got["result"].(map[string]any)["success"] != false {
+		t.Fatalf("refused dynamic tool answered %v", got)
+	}
+	p.runtime(`{"method":"item/tool/call","id":3,"params":{"threadId":"t","turnId":"u","callId":"d2","tool":"lookup","arguments":{"q":"x"}}}`)
+	if got := p.clientR.next(t); got["id"] != 3.0 || got["method"] != "item/tool/call" {
+		t.Fatalf("allowed dynamic tool: client got %v", got)
+	}
+	p.client(`{"id":3,"result":{"success":true,"contentItems":[]}}`)
+	if got := p.runtimeR.next(t); got["id"] != 3.0 || got["result"].(map[string]any)["success"] != true {
+		t.Fatalf("the client's dynamic tool result reached the runtime as %v", got)
 	}
 }

@@ -18,7 +18,8 @@ import (
 // exec_approval_request and apply_patch_approval_request events are decided and answered with
 // an exec_approval / patch_approval op keyed by the event's id (the turn's submission id, not
 // the call id: the runtime matches on it). The client's own approval ops pass only for a request
-// it was shown, narrowed to a one-shot decision; turn settings are made to ask every time;
+// it was shown, narrowed to a one-shot decision; the session (on session_configured) and turn
+// settings are made to ask every time;
 // run_user_shell_command is decided before the runtime sees it.
 type Proto struct {
 	opts Options
@@ -89,6 +90,13 @@ func (p *Proto) fromServer(ctx context.Context, line []byte) {
 		}
 		call = client.Call{Tool: "apply_patch", Arguments: mustJSON(map[string]string{"input": patchFromV1(msg["changes"])}), CallID: str(msg["call_id"])}
 		opType = "patch_approval"
+	case "session_configured":
+		// Whatever the runtime's config says, make it ask before every command.
+		if !p.opts.KeepApprovalPolicy {
+			p.submit(map[string]any{"type": "override_turn_context", "approval_policy": "untrusted"})
+		}
+		p.toClient.line(m.Raw)
+		return
 	default:
 		p.toClient.line(m.Raw)
 		return
@@ -121,8 +129,8 @@ func (p *Proto) fromClient(ctx context.Context, line []byte) {
 	var subID string
 	_ = json.Unmarshal(m.Fields["id"], &subID)
 	op := obj(m.Fields["op"])
-	if op == nil {
-		p.event(subID, "error", "Shield: a submission without an op; not relayed")
+	if op == nil || str(op["type"]) == "" {
+		p.event(subID, "error", "Shield: a submission without an op type; not relayed")
 		return
 	}
 	switch typ := str(op["type"]); typ {

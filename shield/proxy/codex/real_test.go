@@ -123,6 +123,13 @@ func (e *realEnv) approveNext(done <-chan struct{}) (string, error) {
 func (e *realEnv) codexHome(model *scripted.Server, wire, policy string) string {
 	home := filepath.Join(e.work, "codex-home-"+wire)
 	os.MkdirAll(home, 0o700)
+	mcpServer := ""
+	// The MCP filesystem server, when installed beside the runtimes: Codex asks for its
+	// destructive tools through an elicitation.
+	fsServer := filepath.Join(os.Getenv("SHIELD_TEST_CLIENTS_DIR"), "mcp", "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js")
+	if _, err := os.Stat(fsServer); err == nil && wire == "responses" {
+		mcpServer = fmt.Sprintf("[mcp_servers.fs]\ncommand = \"node\"\nargs = [%q, %q]\n", fsServer, e.ws)
+	}
 	cfg := fmt.Sprintf(`model = "fake-model"
 model_provider = "fake"
 approval_policy = %q
@@ -134,7 +141,7 @@ env_key = "OPENAI_API_KEY"
 wire_api = %q
 [projects.%q]
 trust_level = "trusted"
-`, policy, model.URL, wire, e.ws)
+%s`, policy, model.URL, wire, e.ws, mcpServer)
 	os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600)
 	return home
 }
@@ -241,6 +248,8 @@ func (p *proxied) until(t *testing.T, match func(map[string]any) bool) map[strin
 // runtimes need it.
 const escalating = `node -e "require('fs').writeFileSync('escalated.txt','approved')"`
 
+func readFile(p string) string { b, _ := os.ReadFile(p); return string(b) }
+
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 func TestRealCodexAppServer(t *testing.T) {
@@ -313,6 +322,24 @@ func TestRealCodexAppServer(t *testing.T) {
 		t.Errorf("the model was not told of the refusal: %q", r)
 	}
 
+	// MCP tool calls: Codex asks through an elicitation, which Shield answers by policy.
+	if strings.Contains(readFile(filepath.Join(home, "config.toml")), "mcp_servers.fs") {
+		os.WriteFile(filepath.Join(e.ws, ".bashrc"), []byte("original\n"), 0o644)
+		model.SetScript([]scripted.Step{
+			{Tool: "write_file", Namespace: "mcp__fs", Args: mustJSON(map[string]string{"path": filepath.Join(e.ws, ".bashrc"), "content": "pwned\n"})},
+			{Tool: "write_file", Namespace: "mcp__fs", Args: mustJSON(map[string]string{"path": filepath.Join(e.ws, "mcp_ok.txt"), "content": "via mcp\n"})},
+		}, "done")
+		turn(21, startThread(20), false)
+		if got := readFile(filepath.Join(e.ws, ".bashrc")); got != "original\n" {
+			t.Errorf("the MCP write to .bashrc ran: %q; the model was told %q", got, model.Results())
+		}
+		if got := readFile(filepath.Join(e.ws, "mcp_ok.txt")); got != "via mcp\n" {
+			t.Errorf("the harmless MCP write did not run: %q; the model was told %q", got, model.Results())
+		}
+	} else {
+		t.Log("the MCP filesystem server is not installed beside the runtimes: MCP elicitations not exercised")
+	}
+
 	// A client-initiated command/exec (Codex runs those with no approval at all) is decided.
 	p.send(t, map[string]any{"id": 10, "method": "command/exec", "params": map[string]any{"command": []string{"bash", "-c", "rm -rf " + e.ws}, "cwd": e.ws}})
 	r := p.until(t, func(m map[string]any) bool { return m["id"] == 10.0 })
@@ -324,8 +351,9 @@ func TestRealCodexAppServer(t *testing.T) {
 		t.Fatalf("harmless command/exec answered %v", r)
 	}
 
-	// The appliance down: nothing runs.
+	// The appliance down: nothing runs. (The audit trail is read once it has stopped.)
 	e.stopAppliance()
+	e.checkAudit(t)
 	model.SetScript([]scripted.Step{scripted.Call("exec_command", map[string]any{"cmd": "touch down.txt"})}, "done")
 	turn(13, startThread(12), false)
 	if exists(filepath.Join(e.ws, "down.txt")) {
@@ -349,7 +377,8 @@ func TestRealCodexProto(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer model.Close()
-	home := e.codexHome(model, "chat", "untrusted")
+	// The runtime's own config says "never": the proxy's override_turn_context makes it ask.
+	home := e.codexHome(model, "chat", "never")
 	session := func(approve bool) {
 		p := e.runProxy("codex-proto", home, "proto")
 		p.until(t, func(m map[string]any) bool { return msgType(m) == "session_configured" })
@@ -385,10 +414,53 @@ func TestRealCodexProto(t *testing.T) {
 		t.Fatalf("the approved escalation did not run (escalated.txt %q); the model was told %q", b, model.Results())
 	}
 	e.stopAppliance()
+	e.checkAudit(t)
 	model.SetScript([]scripted.Step{scripted.Call("shell", map[string]any{"command": []string{"bash", "-lc", "touch down.txt"}})}, "done")
 	session(false)
 	if exists(filepath.Join(e.ws, "down.txt")) {
 		t.Fatal("down.txt was created with the appliance down")
+	}
+}
+
+// checkAudit: the appliance's audit trail verifies and holds the proxy's decisions with the
+// runtime named: the rm -rf blocked, the touch allowed, the interpreter call escalated and then
+// allowed by a human (tier 3).
+func (e *realEnv) checkAudit(t *testing.T) {
+	t.Helper()
+	if out, err := exec.Command(e.bin, "audit", "verify", "--state-dir", e.state, "--pubkey", filepath.Join(e.state, "keys", "audit.key.pub")).CombinedOutput(); err != nil {
+		t.Errorf("audit verify: %v\n%s", err, out)
+	}
+	out, err := exec.Command(e.bin, "audit", "query", "--dir", filepath.Join(e.state, "audit"), "--json", "--limit", "10000").Output()
+	if err != nil {
+		t.Fatalf("audit query: %v", err)
+	}
+	var seen []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var rec struct {
+			Type    string `json:"type"`
+			Payload struct {
+				Runtime   string `json:"runtime"`
+				Decision  string `json:"decision"`
+				Tier      int    `json:"tier"`
+				Arguments struct {
+					Command string `json:"command"`
+				} `json:"arguments"`
+			} `json:"payload"`
+		}
+		if json.Unmarshal([]byte(line), &rec) == nil && rec.Type == "decision" && rec.Payload.Runtime == "codex" {
+			seen = append(seen, fmt.Sprintf("%s | %s tier%d", rec.Payload.Arguments.Command, rec.Payload.Decision, rec.Payload.Tier))
+		}
+	}
+	for _, want := range [][2]string{{"rm -rf " + e.ws, "BLOCK"}, {"touch ok.txt", "ALLOW"}, {"escalated.txt", "ESCALATE"}, {"escalated.txt", "ALLOW tier3"}} {
+		found := false
+		for _, s := range seen {
+			if strings.Contains(s, want[0]) && strings.Contains(s, "| "+want[1]) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no audit record of %q %s with runtime codex among %q", want[0], want[1], seen)
+		}
 	}
 }
 

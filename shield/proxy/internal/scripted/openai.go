@@ -36,11 +36,22 @@ func (s *Server) responses(w http.ResponseWriter, path string, body []byte) {
 		}
 	}
 	r := Request{Path: path, API: "responses", Stream: req.Stream, ToolResults: len(results), Tools: len(req.Tools), Model: req.Model}
+	for _, raw := range req.Tools {
+		var tool struct{ Type, Name string }
+		json.Unmarshal(raw, &tool)
+		if tool.Type != "function" {
+			tool.Name = tool.Type + ":" + tool.Name
+		}
+		r.ToolNames = append(r.ToolNames, tool.Name)
+	}
 	step, _ := s.pick(r, results)
 	n := s.next()
 	respID := fmt.Sprintf("resp_scripted_%d", n)
 	var item map[string]any
-	if step.Tool != "" {
+	if step.Tool != "" && step.Custom {
+		item = map[string]any{"type": "custom_tool_call", "id": fmt.Sprintf("ctc_scripted_%d", n),
+			"call_id": fmt.Sprintf("call_scripted_%d", n), "name": step.Tool, "input": step.Input, "status": "completed"}
+	} else if step.Tool != "" {
 		item = map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_scripted_%d", n),
 			"call_id": fmt.Sprintf("call_scripted_%d", n), "name": step.Tool, "arguments": args(step), "status": "completed"}
 		if step.Namespace != "" {
@@ -78,7 +89,12 @@ func (s *Server) responses(w http.ResponseWriter, path string, body []byte) {
 		added[k] = v
 	}
 	added["status"] = "in_progress"
-	if step.Tool != "" {
+	if step.Tool != "" && step.Custom {
+		added["input"] = ""
+		ev("response.output_item.added", map[string]any{"output_index": 0, "item": added})
+		ev("response.custom_tool_call_input.delta", map[string]any{"item_id": item["id"], "output_index": 0, "delta": step.Input})
+		ev("response.custom_tool_call_input.done", map[string]any{"item_id": item["id"], "output_index": 0, "input": step.Input})
+	} else if step.Tool != "" {
 		added["arguments"] = ""
 		ev("response.output_item.added", map[string]any{"output_index": 0, "item": added})
 		ev("response.function_call_arguments.delta", map[string]any{"item_id": item["id"], "output_index": 0, "delta": args(step)})

@@ -41,6 +41,10 @@ type Step struct {
 	Namespace string
 	// Args is the call's arguments, a JSON object.
 	Args json.RawMessage
+	// Custom makes the call a Responses API custom (freeform) tool call carrying Input instead of
+	// JSON arguments: Codex 0.169's apply_patch. Codex only.
+	Custom bool
+	Input  string
 	// Text is the answer of a text step.
 	Text string
 }
@@ -60,9 +64,10 @@ type Request struct {
 	Path        string
 	API         string // "messages", "responses", "chat", "count_tokens", "models"
 	Stream      bool
-	ToolResults int // tool results in the history
-	Tools       int // tools offered
-	Step        int // index of the step answered, -1 for the final text
+	ToolResults int      // tool results in the history
+	Tools       int      // tools offered
+	ToolNames   []string // their names (Responses API: "type:name" for non-function tools)
+	Step        int      // index of the step answered, -1 for the final text
 	Model       string
 }
 

@@ -168,3 +168,20 @@ func TestBoundsAndUnknownEndpoints(t *testing.T) {
 		}
 	}
 }
+
+func TestResponsesCustomToolCall(t *testing.T) {
+	s := start(t, Step{Tool: "apply_patch", Custom: true, Input: "*** Begin Patch\n*** End Patch\n"})
+	names, data := events(t, s, "/v1/responses", `{"model":"m","stream":true,"tools":[{"type":"custom","name":"apply_patch"},{"type":"function","name":"exec_command"}],"input":[]}`)
+	var done map[string]any
+	for i, n := range names {
+		if n == "response.output_item.done" {
+			done = data[i]["item"].(map[string]any)
+		}
+	}
+	if done["type"] != "custom_tool_call" || done["name"] != "apply_patch" || done["input"] != "*** Begin Patch\n*** End Patch\n" {
+		t.Fatalf("item %v", done)
+	}
+	if r := s.Requests(); len(r) != 1 || strings.Join(r[0].ToolNames, ",") != "custom:apply_patch,exec_command" {
+		t.Fatalf("requests %+v", r)
+	}
+}
