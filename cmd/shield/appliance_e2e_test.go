@@ -522,3 +522,56 @@ func stopProcess(cmd *exec.Cmd) {
 		<-done
 	}
 }
+
+// TestStartReloadsOnSIGHUP: SIGHUP to `shield start` reaches its engine's appliance, which
+// reloads the policy bundle (watching is off, so only the signal can have done it); before, the
+// engine ignored reloads and SIGHUP killed the process manager.
+func TestStartReloadsOnSIGHUP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the end-to-end test builds and runs the real binary")
+	}
+	if sandbox.LandlockABI() < 1 {
+		t.Skip("kernel without Landlock: the engine refuses to start an unsandboxed agent")
+	}
+	dir := t.TempDir()
+	bin := buildShield(t, dir)
+	ws := filepath.Join(dir, "ws")
+	os.MkdirAll(ws, 0o755)
+	state := filepath.Join(dir, "state")
+	bundleDir := filepath.Join(dir, "bundle")
+	if out, err := exec.Command("cp", "-r", "../../policies/default", bundleDir).CombinedOutput(); err != nil {
+		t.Fatalf("copy bundle: %v %s", err, out)
+	}
+	cfg := filepath.Join(dir, "engine.yaml")
+	os.WriteFile(cfg, []byte("llm:\n  provider: openai\n  base_url: http://127.0.0.1:1/v1\n  model: m\npolicy:\n  path: "+bundleDir+"\n  watch: false\n"), 0o600)
+	start := exec.Command(bin, "start", "--workspace", ws, "--config", cfg, "--state-dir", state)
+	var startErr syncBuffer
+	start.Stderr = &startErr
+	if err := start.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stopProcess(start) })
+	waitFile(t, appliance.RegistryPath(state, ws), &startErr)
+	conn, err := grpc.NewClient("unix://"+filepath.Join(state, "shield.sock"), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	c := shieldv1.NewShieldServiceClient(conn)
+	st0 := waitStatus(t, c, func(*shieldv1.GetStatusResponse) bool { return true })
+	rule := "rules:\n  - id: test.frobnicate\n    description: test rule\n    when: tool == 'frobnicate'\n    decision: block\n    message: frobnication is forbidden\n" +
+		"    examples:\n      match:\n        - {tool: frobnicate, arguments: {}}\n"
+	if err := os.WriteFile(filepath.Join(bundleDir, "rules", "zz-test.yaml"), []byte(rule), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := start.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	st := waitStatus(t, c, func(s *shieldv1.GetStatusResponse) bool { return s.GetReloads() >= 1 })
+	if st.GetBundleDigest() == st0.GetBundleDigest() {
+		t.Errorf("digest unchanged after the reload: %v", st)
+	}
+	if start.ProcessState != nil {
+		t.Fatalf("shield start exited on SIGHUP:\n%s", startErr.String())
+	}
+}
