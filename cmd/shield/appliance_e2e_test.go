@@ -4,9 +4,17 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -35,8 +43,15 @@ type toolStep struct{ name, args string }
 // protocol (SSE streaming): it proposes steps[n] when the request carries n tool results, then
 // answers with text.
 func scriptedModel(t *testing.T, steps []toolStep) *httptest.Server {
+	srv := httptest.NewServer(modelHandler(steps))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// modelHandler is the scripted model's handler (see scriptedModel).
+func modelHandler(steps []toolStep) http.Handler {
 	var mu sync.Mutex
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/v1/chat/completions" {
 			http.NotFound(w, r)
 			return
@@ -76,9 +91,7 @@ func scriptedModel(t *testing.T, steps []toolStep) *httptest.Server {
 			send(map[string]any{"id": "c", "choices": []any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": "stop"}}})
 		}
 		fmt.Fprint(w, "data: [DONE]\n\n")
-	}))
-	t.Cleanup(srv.Close)
-	return srv
+	})
 }
 
 // buildShield builds the shield binary into dir.
@@ -573,5 +586,78 @@ func TestStartReloadsOnSIGHUP(t *testing.T) {
 	}
 	if start.ProcessState != nil {
 		t.Fatalf("shield start exited on SIGHUP:\n%s", startErr.String())
+	}
+}
+
+// testCA writes a CA certificate to dir/ca.pem and returns a TLS certificate for "localhost"
+// it signed.
+func testCA(t *testing.T, dir string) (caFile string, leaf tls.Certificate) {
+	t.Helper()
+	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "shield test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, _ := x509.ParseCertificate(caDER)
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "localhost"}, DNSNames: []string{"localhost"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		KeyUsage: x509.KeyUsageDigitalSignature}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caFile = filepath.Join(dir, "ca.pem")
+	os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), 0o644)
+	return caFile, tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+}
+
+// TestHostedModelByName: the sandboxed agent reaches a model by host name over HTTPS (a server on
+// 127.0.0.1 named localhost, with a certificate from a test CA the engine's SSL_CERT_FILE names):
+// its profile lets it read the resolver's files and the CA bundle. Before, only a model at an
+// IP literal worked.
+func TestHostedModelByName(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the end-to-end test builds and runs the real binary")
+	}
+	if sandbox.LandlockABI() < 1 {
+		t.Skip("kernel without Landlock: the engine refuses to start an unsandboxed agent")
+	}
+	dir := t.TempDir()
+	bin := buildShield(t, dir)
+	ws := filepath.Join(dir, "ws")
+	os.MkdirAll(ws, 0o755)
+	state := filepath.Join(dir, "state")
+	caFile, leaf := testCA(t, dir)
+	srv := httptest.NewUnstartedServer(modelHandler(nil))
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{leaf}, MinVersion: tls.VersionTLS12}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	port := srv.Listener.Addr().(*net.TCPAddr).Port
+	cfgPath := filepath.Join(dir, "shield.yaml")
+	os.WriteFile(cfgPath, []byte(fmt.Sprintf("state_dir: %s\nengines:\n  - workspace: %s\n    llm:\n      provider: openai\n      base_url: https://localhost:%d/v1\n      model: m\n",
+		state, ws, port)), 0o600)
+	serveCmd := exec.Command(bin, "serve", "--config", cfgPath)
+	serveCmd.Env = append(os.Environ(), "SSL_CERT_FILE="+caFile)
+	var serveErr syncBuffer
+	serveCmd.Stderr = &serveErr
+	if err := serveCmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stopProcess(serveCmd) })
+	waitFile(t, appliance.RegistryPath(state, ws), &serveErr)
+	var events []chatEvent
+	for deadline := time.Now().Add(90 * time.Second); ; {
+		events, _ = chatWith(t, bin, ws, state, &serveErr, func(string) {})
+		if len(events) > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	if n := len(events); n == 0 || events[n-1].Type != "RESPONSE_COMPLETE" || events[n-1].Text != "All done." {
+		t.Fatalf("events %+v\nserve stderr:\n%s", events, serveErr.String())
 	}
 }
