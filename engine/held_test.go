@@ -9,6 +9,7 @@ import (
 	"time"
 
 	agentv1 "github.com/shieldsec/shield/proto/agent/v1"
+	"github.com/shieldsec/shield/shield"
 )
 
 // escalating is a call the default bundle escalates (a script that pipes a download to a shell).
@@ -104,5 +105,56 @@ func TestEngineHeldEscalationDenied(t *testing.T) {
 				t.Error("the refused write ran")
 			}
 		})
+	}
+}
+
+// TestEngineHoldsSubAgentEscalation: a sub-agent's escalated call is announced with its approval
+// id and held like the agent's; approved, it runs and the sub-agent gets the result.
+func TestEngineHoldsSubAgentEscalation(t *testing.T) {
+	// Reads escalate in this fixture (the class default), so the sub-agent's read_file does.
+	f := newFixtureWith(t, true, time.Minute, func(p *shield.Policy) { p.Defaults["file_read"] = shield.Escalate })
+	subResults := make(chan *agentv1.ToolResult, 1)
+	f.eng.cfg.SpawnSubAgent = func(ctx context.Context, token string) (func() error, error) {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			st, err := agentv1.NewSubAgentServiceClient(f.conn).RunSubAgent(context.Background())
+			if err != nil {
+				return
+			}
+			st.Send(&agentv1.AgentEvent{Event: &agentv1.AgentEvent_AgentReady{AgentReady: &agentv1.AgentReady{AgentId: "sub-1", Token: token}}})
+			if d, err := st.Recv(); err != nil || d.GetProcessRequest() == nil {
+				return
+			}
+			st.Send(&agentv1.AgentEvent{Event: &agentv1.AgentEvent_ToolCall{ToolCall: &agentv1.ToolCallEvent{CallId: "s0", ToolName: "read_file", ArgumentsJson: `{"path":"README.md"}`}}})
+			r, err := st.Recv()
+			if err != nil {
+				return
+			}
+			subResults <- r.GetToolResult()
+			st.Send(&agentv1.AgentEvent{Event: &agentv1.AgentEvent_ResponseComplete{ResponseComplete: &agentv1.ResponseComplete{Content: "read it"}}})
+			st.Recv() // shutdown
+		}()
+		return func() error { <-done; return nil }, nil
+	}
+	evs, r := heldTurn(t, f, [2]string{"create_agent", `{"task":"read the README"}`}, func(id string) {
+		if _, err := f.approvals.Resolve(context.Background(), id, true, "", "uid:1000"); err != nil {
+			t.Errorf("approve: %v", err)
+		}
+	})
+	var held *agentv1.PipelineEvent
+	for _, e := range evs {
+		if e.GetType() == agentv1.PipelineEvent_TIER3_APPROVAL_REQUIRED {
+			held = e
+		}
+	}
+	if held == nil || held.GetToolName() != "read_file" || !strings.Contains(held.GetReason(), "sub-agent sub-1") {
+		t.Fatalf("no approval event for the sub-agent's call: %s", types(evs))
+	}
+	if sr := <-subResults; sr.GetIsError() || !strings.Contains(sr.GetContent(), "# project") {
+		t.Errorf("sub-agent's approved read: %v", sr)
+	}
+	if r.GetIsError() || r.GetContent() != "read it" {
+		t.Errorf("create_agent result %v", r)
 	}
 }
