@@ -661,3 +661,75 @@ func TestHostedModelByName(t *testing.T) {
 		t.Fatalf("events %+v\nserve stderr:\n%s", events, serveErr.String())
 	}
 }
+
+// TestServeKeepsServingWhenAnEngineStops: a hosted engine whose agent cannot start (its model's
+// host does not resolve: every start fails until the crash budget is spent) stops for good; the
+// appliance records it and keeps deciding for everyone else.
+func TestServeKeepsServingWhenAnEngineStops(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the end-to-end test builds and runs the real binary")
+	}
+	if sandbox.LandlockABI() < 1 {
+		t.Skip("kernel without Landlock: the engine refuses to start an unsandboxed agent")
+	}
+	dir := t.TempDir()
+	bin := buildShield(t, dir)
+	ws := filepath.Join(dir, "ws")
+	os.MkdirAll(ws, 0o755)
+	state := filepath.Join(dir, "state")
+	cfgPath := filepath.Join(dir, "shield.yaml")
+	os.WriteFile(cfgPath, []byte(fmt.Sprintf("state_dir: %s\nengines:\n  - workspace: %s\n    llm:\n      provider: openai\n      base_url: https://no-such-host.invalid/v1\n      model: m\n",
+		state, ws)), 0o600)
+	serveCmd := exec.Command(bin, "serve", "--config", cfgPath)
+	var serveErr syncBuffer
+	serveCmd.Stderr = &serveErr
+	if err := serveCmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- serveCmd.Wait() }()
+	t.Cleanup(func() {
+		serveCmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(20 * time.Second):
+			serveCmd.Process.Kill()
+		}
+	})
+	waitFile(t, appliance.RegistryPath(state, ws), &serveErr)
+	conn, err := grpc.NewClient("unix://"+filepath.Join(state, "shield.sock"), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	audit := shieldv1.NewAuditServiceClient(conn)
+	for deadline := time.Now().Add(120 * time.Second); ; {
+		found := false
+		for _, r := range queryAll(t, audit) {
+			if r.GetType() == "agent_event" && strings.Contains(r.GetPayloadJson(), `"engine_stopped"`) {
+				found = true
+			}
+		}
+		if found {
+			break
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("serve exited with its engine: %v\n%s", err, serveErr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no engine_stopped record; serve stderr:\n%s", serveErr.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	c := shieldv1.NewShieldServiceClient(conn)
+	h, err := c.Health(context.Background(), &shieldv1.HealthRequest{})
+	if err != nil || h.GetStatus() != shieldv1.HealthResponse_SERVING {
+		t.Fatalf("health after the engine stopped: %v %v", h, err)
+	}
+	resp, err := c.Evaluate(context.Background(), &shieldv1.EvaluateRequest{Call: &shieldv1.ToolCall{Tool: "Bash", ArgumentsJson: `{"command":"rm -rf /"}`}})
+	if err != nil || resp.GetVerdict().GetDecision() != shieldv1.Decision_DECISION_BLOCK {
+		t.Errorf("evaluate after the engine stopped: %v %v", resp.GetVerdict(), err)
+	}
+}

@@ -88,6 +88,7 @@ func runEngine(ctx context.Context, env *cmdEnv, args []string) error {
 		a.Close()
 		return errors.New("no engine configured")
 	}
+	a.EngineStopIsFatal = true
 	fmt.Fprintf(env.stdout, "PORT:%d\n", engines[len(engines)-1].Port())
 	fmt.Fprintln(env.stdout, "WEB_DISABLED")
 	return a.Run(ctx)
