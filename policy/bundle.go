@@ -71,6 +71,8 @@ type Manifest struct {
 	Roots       []string       `json:"roots,omitempty"`
 	Metadata    map[string]any `json:"metadata,omitempty"`
 	RegoVersion *int           `json:"rego_version,omitempty"`
+	// Gate holds the thresholds the bundle's labelled cases (tests/*.jsonl) must meet; see Gate.
+	Gate *Gate `json:"gate,omitempty"`
 }
 
 // Bundle is a loaded, bounded, digested policy bundle. It is immutable once loaded: engines may
@@ -330,6 +332,9 @@ func newBundle(source string, files map[string][]byte, opt LoadOptions) (*Bundle
 			probs = append(probs, Problem{File: ManifestFile, Msg: "trailing data after the JSON object"})
 		} else if b.Manifest.Revision == "" {
 			probs = append(probs, Problem{File: ManifestFile, Msg: "revision is empty"})
+		}
+		if b.Manifest.Gate != nil {
+			probs = append(probs, b.Manifest.Gate.check()...)
 		}
 		b.Revision = b.Manifest.Revision
 	}

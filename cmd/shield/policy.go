@@ -21,9 +21,13 @@ func init() {
 const policyUsage = `SUBCOMMAND [FLAGS] BUNDLE
 
 Subcommands:
-  test   [--workspace DIR] [--home DIR] [-v] [--json] BUNDLE   run every CEL example and Rego test; exit 1 on failure
+  test   [--workspace DIR] [--home DIR] [-v] [--json] [--coverage] [--coverage-min PCT] BUNDLE
+                                                               run every CEL example and Rego test and the evaluation
+                                                               gate (tests/*.jsonl against the manifest's thresholds,
+                                                               per category); exit 1 on failure
   lint   [--strict] BUNDLE                                     compile problems, duplicate ids, unknown classes,
-                                                               rules without examples; exit 1 on errors
+                                                               rules without examples; exit 1 on errors; notes
+                                                               the rules the rule gate cannot index
   digest BUNDLE                                                print the revision and the canonical digest
   sign   --key FILE [--out FILE] BUNDLE                        sign the digest (writes BUNDLE/.signature for a
                                                                directory, else --out or stdout)
@@ -31,6 +35,9 @@ Subcommands:
   replay --bundle NEW [--baseline DIR] (--corpus FILE | --audit DIR) [--json] [--limit N]
                                                                re-evaluate calls under NEW and the baseline
                                                                (default: embedded bundle); print the decision diff
+  shadow status [--config FILE | --audit DIR] [--limit N] [--json]
+                                                               what the shadow bundle (policy.shadow) decided
+                                                               differently, from the audit trail
 
 BUNDLE is a directory or a .tar.gz.`
 
@@ -52,11 +59,13 @@ func runPolicy(ctx context.Context, env *cmdEnv, args []string) error {
 		return runPolicyKeygen(env, args[1:])
 	case "replay":
 		return runPolicyReplay(ctx, env, args[1:])
+	case "shadow":
+		return runPolicyShadow(ctx, env, args[1:])
 	case "-h", "--help", "help":
 		fmt.Fprintf(env.stdout, "Usage: shield policy %s\n", policyUsage)
 		return nil
 	}
-	return usageError{msg: fmt.Sprintf("unknown subcommand %q (test, lint, digest, sign, keygen, replay)", args[0])}
+	return usageError{msg: fmt.Sprintf("unknown subcommand %q (test, lint, digest, sign, keygen, replay, shadow)", args[0])}
 }
 
 // oneBundleArg returns the single positional argument.
@@ -68,13 +77,21 @@ func oneBundleArg(fs interface{ Args() []string }) (string, error) {
 }
 
 func runPolicyTest(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := newFlagSet(env, "policy test", "[--workspace DIR] [--home DIR] [-v] [--json] BUNDLE")
+	fs := newFlagSet(env, "policy test", "[--workspace DIR] [--home DIR] [-v] [--json] [--coverage] [--coverage-min PCT] BUNDLE")
 	workspace := fs.String("workspace", "/home/user/project", "workspace directory the normaliser classifies paths against")
 	home := fs.String("home", "", "home directory \"~\" expands to (default: derived from the workspace)")
 	verbose := fs.Bool("v", false, "list passing tests too")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	coverage := fs.Bool("coverage", false, "report Rego line coverage (OPA's, over the Rego tests and the labelled cases) and which CEL rules fired on the rule examples and labelled cases")
+	coverageMin := fs.Float64("coverage-min", 0, "with --coverage (implied): exit 1 when Rego line coverage or the share of CEL rules that fired is below this percentage")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *coverageMin < 0 || *coverageMin > 100 {
+		return usageError{msg: fmt.Sprintf("--coverage-min %v: want a percentage in [0, 100]", *coverageMin)}
+	}
+	if *coverageMin > 0 {
+		*coverage = true
 	}
 	dir, err := oneBundleArg(fs)
 	if err != nil {
@@ -92,7 +109,14 @@ func runPolicyTest(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return fmt.Errorf("build the normaliser from the bundle catalog: %w", err)
 	}
-	rep := policytest.Run(ctx, b, norm.Normalize, policytest.Options{})
+	// The compiled policy runs the evaluation gate; when the bundle does not compile, the report
+	// lists the problems and counts the gate's cases as not run.
+	pol, _ := bundle.Build(b, bundle.Options{Workspace: *workspace, Home: h})
+	rep := policytest.Run(ctx, b, norm.Normalize, policytest.Options{Policy: pol, Coverage: *coverage})
+	var below []string
+	if rep.Coverage != nil {
+		below = rep.Coverage.Below(*coverageMin)
+	}
 	if *asJSON {
 		enc := json.NewEncoder(env.stdout)
 		enc.SetIndent("", "  ")
@@ -101,8 +125,11 @@ func runPolicyTest(ctx context.Context, env *cmdEnv, args []string) error {
 		}
 	} else {
 		rep.Write(env.stdout, *verbose)
+		for _, m := range below {
+			fmt.Fprintf(env.stdout, "FAIL  coverage: %s (--coverage-min)\n", m)
+		}
 	}
-	if !rep.OK() {
+	if !rep.OK() || len(below) > 0 {
 		return exitError{code: 1}
 	}
 	return nil
@@ -123,6 +150,7 @@ func runPolicyLint(env *cmdEnv, args []string) error {
 		return err
 	}
 	rep := policytest.Lint(b)
+	policytest.WriteGateNotes(env.stdout, b) // rules the gate cannot index (not problems)
 	rep.Write(env.stdout)
 	if rep.Errors() > 0 || (*strict && len(rep.Findings) > 0) {
 		return exitError{code: 1}

@@ -30,6 +30,10 @@ func TestPolicyTestCommand(t *testing.T) {
 		{"failures exit 1 with file:line", []string{"test", "../../policy/policytest/testdata/bad"}, 1, "FAIL  shield/p_test.rego:10: rego shield_test.test_exec_denied"},
 		{"lint errors exit 1", []string{"lint", "../../policy/policytest/testdata/bad"}, 1, `error: rules/r.yaml:11: rule "exec.typo-class": unknown action class "exce"`},
 		{"lint of the default bundle", []string{"lint", "../../policies/default"}, 0, "0 errors"},
+		{"the default bundle's gate table", []string{"test", "../../policies/default"}, 0, "(thresholds from .manifest gate)"},
+		{"coverage of the default bundle", []string{"test", "--coverage", "../../policies/default"}, 0, "coverage rego TOTAL "},
+		{"coverage under the minimum exits 1", []string{"test", "--coverage-min", "100", "../../policies/default"}, 1, "(--coverage-min)"},
+		{"coverage minimum out of range", []string{"test", "--coverage-min", "101", "../../policies/default"}, 2, ""},
 		{"missing bundle argument", []string{"test"}, 2, ""},
 		{"unknown subcommand", []string{"frobnicate"}, 2, ""},
 	}
@@ -78,5 +82,22 @@ func TestPolicySignRoundTrip(t *testing.T) {
 	os.WriteFile(filepath.Join(bundleDir, "x.rego"), []byte("package shield\n"), 0o644)
 	if _, err := policy.Load(bundleDir, policy.LoadOptions{PublicKey: pub}); err == nil {
 		t.Fatal("Load of a changed signed bundle succeeded")
+	}
+}
+
+// The issue's case: a CEL rule reading args.command unguarded passes its tests, then blocks
+// every exec call whose tool passes the command under another key. Lint warns, with file:line,
+// and --strict fails.
+func TestPolicyLintUnguardedArgs(t *testing.T) {
+	b := faultyBundle(t)
+	if code, out, _ := runPolicyCmd(t, "test", b); code != 0 {
+		t.Fatalf("the faulty bundle's own tests should pass (that is the trap): exit %d\n%s", code, out)
+	}
+	code, out, _ := runPolicyCmd(t, "lint", b)
+	if code != 0 || !strings.Contains(out, `warning: rules/r.yaml:4:`) || !strings.Contains(out, `rule "exec.rm-unguarded": args.command is read unguarded`) {
+		t.Errorf("lint exit %d:\n%s", code, out)
+	}
+	if code, _, _ := runPolicyCmd(t, "lint", "--strict", b); code != 1 {
+		t.Errorf("lint --strict exit %d, want 1", code)
 	}
 }

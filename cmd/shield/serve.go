@@ -15,11 +15,12 @@ func init() {
 var version = "dev"
 
 func runServe(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := newFlagSet(env, "serve", "[--config FILE] [--listen ADDR]... [--metrics-listen ADDR] [--state-dir DIR] [--policy DIR]")
+	fs := newFlagSet(env, "serve", "[--config FILE] [--listen ADDR]... [--metrics-listen ADDR] [--pprof IP:PORT] [--state-dir DIR] [--policy DIR]")
 	cfgPath := fs.String("config", "", "YAML config file (strict: unknown keys are errors)")
 	var listen stringList
 	fs.Var(&listen, "listen", "extra TCP listener host:port (repeatable; loopback only)")
 	metrics := fs.String("metrics-listen", "", "loopback host:port for Prometheus metrics")
+	pprofAddr := fs.String("pprof", "", "loopback IP:port for net/http/pprof (profiles show process memory to local users; off by default)")
 	stateDir := fs.String("state-dir", "", "state directory (default $STATE_DIRECTORY, /var/lib/shield as root, else $XDG_STATE_HOME/shield)")
 	policyPath := fs.String("policy", "", "policy bundle directory or .tar.gz (default: embedded bundle)")
 	dev := fs.Bool("dev", false, "DEVELOPMENT ONLY: every caller on a loopback TCP listener is admin, unauthenticated (unix-socket peers keep their roles)")
@@ -46,6 +47,13 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 	cfg.WithDefaults()
 	log := newLogger(env, cfg.Log)
 	appliance.Version = version
+	if *pprofAddr != "" {
+		_, stop, err := startPprof(*pprofAddr, log)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	return serve(ctx, cfg, log)
 }
 

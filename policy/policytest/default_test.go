@@ -33,9 +33,24 @@ func TestEmbeddedDefaultBundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := policytest.Run(context.Background(), b, norm.Normalize, policytest.Options{})
+	// Without a compiled policy the gate's cases cannot run: the report says so and fails.
+	if rep := policytest.Run(context.Background(), b, norm.Normalize, policytest.Options{}); rep.OK() || rep.NotRun == 0 {
+		t.Errorf("run without a policy: OK %v, not run %d; want the gate's cases counted as not run", rep.OK(), rep.NotRun)
+	}
+	pol, err := bundle.Build(b, bundle.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, _, err := bundle.Reference(b, pol, bundle.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := policytest.Run(context.Background(), b, norm.Normalize, policytest.Options{Policy: ref})
 	if err := rep.Err(); err != nil {
 		t.Errorf("default bundle tests: %v", err)
+	}
+	if rep.Gate == nil || !rep.Gate.Configured || len(rep.Gate.Rows) < 2 || rep.Gate.Rows[len(rep.Gate.Rows)-1].Cases == 0 {
+		t.Errorf("the default bundle's evaluation gate did not run: %+v", rep.Gate)
 	}
 	if pass, _, _ := rep.Counts(); pass == 0 {
 		t.Error("default bundle ran no tests")

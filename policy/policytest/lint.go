@@ -52,7 +52,8 @@ func (r *LintReport) Write(w io.Writer) {
 // Lint checks a bundle without running its tests: CEL and Rego compile problems (errors),
 // duplicate rule ids (errors, across files), action classes that neither normalize.KnownClasses
 // nor the bundle catalog's classes: list (errors: such a rule never fires), rules without
-// examples and Rego packages or data outside the manifest roots (warnings).
+// examples, unguarded reads of raw argument keys (celrules.UnguardedArgs) and Rego packages or
+// data outside the manifest roots (warnings).
 func Lint(b *policy.Bundle) *LintReport {
 	rep := &LintReport{}
 	add := func(level string, ps ...policy.Problem) {
@@ -83,6 +84,15 @@ func Lint(b *policy.Bundle) *LintReport {
 		for _, c := range s.Classes {
 			if !classes[c] {
 				add(LintError, policy.Problem{File: s.File, Line: s.Line, Msg: fmt.Sprintf("rule %q: unknown action class %q (the rule never fires)", s.ID, c)})
+			}
+		}
+		if acc, err := celrules.UnguardedArgs(s); err != nil {
+			add(LintError, policy.Problem{File: s.File, Line: s.Line, Msg: fmt.Sprintf("rule %q: %v", s.ID, err)})
+		} else {
+			for _, a := range acc {
+				add(LintWarning, policy.Problem{File: s.File, Line: a.Line, Col: a.Col, Msg: fmt.Sprintf(
+					"rule %q: args.%s is read unguarded: a call without that key (another tool of the class, e.g. cmd or script for a command) makes the rule fail and the call BLOCK; guard it with has(args.%s) && …, \"%s\" in args, or a tool filter",
+					s.ID, a.Key, a.Key, a.Key)})
 			}
 		}
 		if len(s.Examples.Match) == 0 {

@@ -64,7 +64,7 @@ func TestRunReportsEveryFailure(t *testing.T) {
 	for _, want := range []string{
 		"FAIL  rules/r.yaml:10: cel exec.ls match[1]: did not match",
 		"FAIL  shield/p_test.rego:10: rego shield_test.test_exec_denied",
-		"FAIL: 3 passed, 2 failed, 1 skipped, 0 compile problems (revision policytest-bad",
+		"FAIL: 3 passed, 2 failed, 1 skipped, 0 not run, 0 compile problems (revision policytest-bad",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
@@ -113,5 +113,49 @@ func TestLint(t *testing.T) {
 	}
 	if rep.Errors() != 1 {
 		t.Errorf("Errors() = %d", rep.Errors())
+	}
+}
+
+// TestRunCountsWhatDidNotRun checks that a compile error in one tier is loud: the report is not
+// OK, and the tests it kept from running are counted and printed, not reported as "0 skipped".
+func TestRunCountsWhatDidNotRun(t *testing.T) {
+	b := load(t, "testdata/bad")
+	files := map[string][]byte{}
+	for k, v := range b.Files {
+		files[k] = v
+	}
+	// One rule of the same file no longer compiles; the file's other rules keep their examples.
+	files["rules/r.yaml"] = append(append([]byte(nil), files["rules/r.yaml"]...),
+		[]byte("  - id: broken\n    when: nope\n    decision: block\n    message: m\n    examples:\n      match:\n        - {tool: Bash, arguments: {command: ls}}\n")...)
+	b2 := &policy.Bundle{Source: t.TempDir(), Revision: b.Revision, Digest: policy.Digest(files), Files: files}
+	rep := Run(context.Background(), b2, testNorm, Options{})
+	if rep.OK() {
+		t.Fatal("report OK with a CEL compile problem")
+	}
+	// testdata/bad has 3 CEL examples; the broken rule adds one. No CEL example ran.
+	if rep.NotRun != 4 {
+		t.Errorf("NotRun = %d, want 4", rep.NotRun)
+	}
+	var buf bytes.Buffer
+	rep.Write(&buf, false)
+	for _, want := range []string{"ERROR 4 tests did not run", "4 not run, 1 compile problems", "rules/r.yaml"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, buf.String())
+		}
+	}
+	if !strings.Contains(rep.Err().Error(), "4 tests did not run") {
+		t.Errorf("Err lacks the count: %v", rep.Err())
+	}
+
+	// A Rego compile error keeps every Rego test from running: counted the same way.
+	files2 := map[string][]byte{}
+	for k, v := range b.Files {
+		files2[k] = v
+	}
+	files2["shield/p.rego"] = []byte("package shield\n\ndecision := {\"deny\": deny}\n\ndeny contains x if y\n")
+	b3 := &policy.Bundle{Source: t.TempDir(), Revision: b.Revision, Digest: policy.Digest(files2), Files: files2}
+	rep = Run(context.Background(), b3, testNorm, Options{})
+	if rep.NotRun != 3 {
+		t.Errorf("rego NotRun = %d, want 3", rep.NotRun)
 	}
 }

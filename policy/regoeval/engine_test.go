@@ -316,3 +316,31 @@ deny contains {"rule": "q.secret", "reason": "r"} if {
 		t.Fatalf("Evaluate = %+v, %v; want the deny", res, err)
 	}
 }
+
+// TestStrictMode checks that the compile is strict, as `opa check --strict`: a rule with an
+// unused local variable, an unused or duplicate import is refused with file:line.
+func TestStrictMode(t *testing.T) {
+	for _, tc := range []struct {
+		name, src string
+		want      []string
+	}{
+		{"unused variable", "package shield\n\ndecision := {\"deny\": deny}\n\ndeny contains {\"rule\": \"r\"} if {\n  x := input.args.command\n  input.class == \"exec\"\n}\n",
+			[]string{"a.rego:6", "assigned var x unused"}},
+		{"unused import", "package shield\n\nimport data.lists\n\ndecision := {}\n",
+			[]string{"a.rego:3", "import data.lists unused"}},
+		{"duplicate import", "package shield\n\nimport data.lists\nimport data.lists\n\ndecision := {\"deny\": lists}\n",
+			[]string{"a.rego:4", "import must not shadow"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Compile(bundleOf(t, map[string]string{"a.rego": tc.src}))
+			if err == nil {
+				t.Fatal("Compile succeeded, want a strict-mode problem")
+			}
+			for _, want := range tc.want {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("problems lack %q:\n%v", want, err)
+				}
+			}
+		})
+	}
+}

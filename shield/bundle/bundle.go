@@ -43,14 +43,53 @@ const (
 	ExampleHome      = "/home/user"
 )
 
-// Activate turns a loaded bundle into a policy ready to serve.
+// Activate turns a loaded bundle into a policy ready to serve: it compiles the bundle, runs its
+// own tests (CEL examples, *_test.rego) and its evaluation gate (labelled cases in tests/*.jsonl
+// against the manifest's thresholds), and refuses it with every problem if any fails.
 func Activate(b *policy.Bundle, opt Options) (*shield.Policy, error) {
+	pol, err := Build(b, opt)
+	if err != nil {
+		return nil, err
+	}
+	key := passedKey(b, opt)
+	if hasPassed(key) {
+		return pol, nil
+	}
+	ref, exNorm, err := Reference(b, pol, opt)
+	if err != nil {
+		return nil, err
+	}
+	// The bundle's own tests (CEL examples and *_test.rego) and its gate must pass before it
+	// may serve.
+	if rep := policytest.Run(context.Background(), b, exNorm.Normalize, policytest.Options{Policy: ref}); !rep.OK() {
+		return nil, fmt.Errorf("bundle tests failed: %w", rep.Err())
+	}
+	rememberPassed(key)
+	return pol, nil
+}
+
+// Reference returns pol with the normaliser of the reference workspace (ExampleWorkspace), in
+// which rule examples and the labelled cases of the evaluation gate are written, so a bundle's
+// own tests mean the same thing on every host whatever workspace the service is configured with.
+func Reference(b *policy.Bundle, pol *shield.Policy, opt Options) (*shield.Policy, *normalize.Normalizer, error) {
+	exNorm, err := Normalizer(b, Options{Workspace: ExampleWorkspace, Home: ExampleHome,
+		BaseCatalog: opt.BaseCatalog, NoBaseCatalog: opt.NoBaseCatalog})
+	if err != nil {
+		return nil, nil, err
+	}
+	ref := *pol
+	ref.Normalizer = exNorm
+	return &ref, exNorm, nil
+}
+
+// Build compiles a bundle into a policy without running its Rego tests or its gate (a failing
+// CEL example is still a compile error). Activate is Build plus the tests; `shield policy test`
+// uses Build to report the tests itself.
+func Build(b *policy.Bundle, opt Options) (*shield.Policy, error) {
 	norm, err := Normalizer(b, opt)
 	if err != nil {
 		return nil, err
 	}
-	// Rule examples run against a fixed reference workspace, so a bundle's own tests mean the
-	// same thing on every host whatever workspace the service is configured with.
 	exNorm, err := Normalizer(b, Options{Workspace: ExampleWorkspace, Home: ExampleHome,
 		BaseCatalog: opt.BaseCatalog, NoBaseCatalog: opt.NoBaseCatalog})
 	if err != nil {
@@ -67,10 +106,6 @@ func Activate(b *policy.Bundle, opt Options) (*shield.Policy, error) {
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
-	}
-	// The bundle's own tests (CEL examples and *_test.rego) must pass before it may serve.
-	if rep := policytest.Run(context.Background(), b, exNorm.Normalize, policytest.Options{}); !rep.OK() {
-		return nil, fmt.Errorf("bundle tests failed: %w", rep.Err())
 	}
 	defaults := map[string]shield.Decision{}
 	for class, d := range b.Defaults.Classes {

@@ -29,6 +29,7 @@ import (
 	"github.com/shieldsec/shield/shield/judge"
 	"github.com/shieldsec/shield/shield/normalize"
 	"github.com/shieldsec/shield/shield/server"
+	"github.com/shieldsec/shield/shield/shadow"
 )
 
 // Version is the version the appliance reports (set by cmd/shield from its build).
@@ -106,6 +107,7 @@ type Appliance struct {
 	mux     *http.ServeMux
 	engines []*Engine
 
+	shadow     *shadow.Evaluator // nil: no shadow bundle
 	stopAnchor func()
 	closeOnce  sync.Once
 
@@ -228,10 +230,14 @@ func New(ctx context.Context, cfg *Config, log *slog.Logger) (_ *Appliance, err 
 		}
 		escalation = append(escalation, a.approvals.Tier())
 	}
+	// Shadow mode (policy.shadow): a candidate bundle sees each decision once it is recorded.
+	if a.shadow, err = startShadow(ctx, cfg, a.audit, func() *shield.Policy { return a.pipeline.Policy() }, reg, log); err != nil {
+		return nil, err
+	}
 	m := shield.NewMetrics(reg)
 	if a.pipeline, err = shield.New(shield.Config{
 		Escalation: escalation,
-		Recorder:   a.audit,
+		Recorder:   a.shadow.Recorder(a.audit),
 		CacheSize:  cfg.Pipeline.CacheSize,
 		Timeout:    cfg.Pipeline.Timeout,
 		Limits:     normalize.Limits{MaxBytes: cfg.Pipeline.MaxArgumentBytes},
@@ -495,6 +501,7 @@ func (a *Appliance) Close() {
 		if a.metrics != nil {
 			_ = a.metrics.Close()
 		}
+		a.shadow.Close()
 		a.stopAnchor()
 		if a.approvals != nil {
 			_ = a.approvals.Close()

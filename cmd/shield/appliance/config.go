@@ -109,6 +109,11 @@ type PolicyConfig struct {
 	Home string `yaml:"home"`
 	// Watch reloads the bundle when its files change (SIGHUP always reloads). Default: true.
 	Watch *bool `yaml:"watch"`
+	// Shadow is a candidate bundle (directory or .tar.gz) that serve evaluates beside the live
+	// one, off the decision path (shield/shadow): loaded at start like the live bundle (signature,
+	// tests, gate); differences are counted in metrics and audited as shadow records. Default: ""
+	// (off).
+	Shadow string `yaml:"shadow"`
 }
 
 // PipelineConfig bounds evaluation.
