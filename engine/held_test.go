@@ -8,7 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
 	agentv1 "github.com/shieldsec/shield/proto/agent/v1"
+	shieldv1 "github.com/shieldsec/shield/proto/shield/v1"
 	"github.com/shieldsec/shield/shield"
 )
 
@@ -156,5 +160,44 @@ func TestEngineHoldsSubAgentEscalation(t *testing.T) {
 	}
 	if r.GetIsError() || r.GetContent() != "read it" {
 		t.Errorf("create_agent result %v", r)
+	}
+}
+
+// grpcShield is the Shield of a running appliance over a gRPC connection (as `shield start
+// --socket` uses it).
+type grpcShield struct {
+	s shieldv1.ShieldServiceClient
+	a shieldv1.ApprovalServiceClient
+}
+
+func (g grpcShield) Evaluate(ctx context.Context, r *shieldv1.EvaluateRequest) (*shieldv1.EvaluateResponse, error) {
+	return g.s.Evaluate(ctx, r)
+}
+func (g grpcShield) AwaitDecision(ctx context.Context, r *shieldv1.AwaitDecisionRequest) (*shieldv1.Approval, error) {
+	return g.a.AwaitDecision(ctx, r)
+}
+func (g grpcShield) Resolve(ctx context.Context, r *shieldv1.ResolveApprovalRequest) (*shieldv1.Approval, error) {
+	return g.a.Resolve(ctx, r)
+}
+
+// TestEngineFailsClosedWithoutAppliance: when the appliance cannot be asked (its socket is gone),
+// a call that would be allowed is refused and nothing runs.
+func TestEngineFailsClosedWithoutAppliance(t *testing.T) {
+	f := newFixture(t)
+	conn, err := grpc.NewClient("unix://"+filepath.Join(t.TempDir(), "gone.sock"), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	f.eng.cfg.Shield = grpcShield{s: shieldv1.NewShieldServiceClient(conn), a: shieldv1.NewApprovalServiceClient(conn)}
+	evs, r := heldTurn(t, f, [2]string{"write_file", `{"path":"notes.txt","content":"x"}`}, nil)
+	if got := types(evs); !strings.Contains(got, "SHIELD_VERDICT(BLOCK)") || strings.Contains(got, "ACTION_COMPLETED") {
+		t.Errorf("events %s", got)
+	}
+	if !r.GetIsError() || !strings.Contains(r.GetContent(), "could not decide") {
+		t.Errorf("result %v, want a refusal naming the unreachable appliance", r)
+	}
+	if _, err := os.Stat(filepath.Join(f.ws, "notes.txt")); err == nil {
+		t.Error("the call ran without a decision")
 	}
 }
