@@ -2,11 +2,14 @@ package engine
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/shieldsec/shield/sandbox"
 )
@@ -89,7 +92,11 @@ func hasAnyPrefix(s string, prefixes []string) bool {
 // agentCommand returns the command that starts `shield internal-agent` confined by prof, with
 // the agent's environment (agentEnv over the engine's own, plus set) and agentEnd as descriptor 3.
 func (s *Supervisor) agentCommand(ctx context.Context, prof sandbox.Profile, agentEnd *os.File, set ...string) (*exec.Cmd, error) {
-	args := append([]string{"internal-agent"}, s.AgentArgs...)
+	agentArgs, err := s.agentArgs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	args := append([]string{"internal-agent"}, agentArgs...)
 	cmd, err := sandbox.Command(ctx, s.ShieldBin, prof, s.ShieldBin, args...)
 	if err != nil {
 		return nil, err
@@ -99,4 +106,26 @@ func (s *Supervisor) agentCommand(ctx context.Context, prof sandbox.Profile, age
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	return cmd, nil
+}
+
+// agentArgs are AgentArgs and, when the model is reached by name (LLMHost), --llm-dial with an
+// address the engine resolved now: the agent has no DNS, and each agent start resolves afresh.
+func (s *Supervisor) agentArgs(ctx context.Context) ([]string, error) {
+	if s.LLMHost == "" {
+		return s.AgentArgs, nil
+	}
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	addrs, err := net.DefaultResolver.LookupIPAddr(rctx, s.LLMHost)
+	if err != nil || len(addrs) == 0 {
+		return nil, fmt.Errorf("resolve the model's host %s: %v", s.LLMHost, err)
+	}
+	ip := addrs[0].IP
+	for _, a := range addrs {
+		if a.IP.To4() != nil {
+			ip = a.IP // IPv4 first: loopback-only hosts often have no IPv6 route
+			break
+		}
+	}
+	return append(slices.Clone(s.AgentArgs), "--llm-dial", ip.String()), nil
 }

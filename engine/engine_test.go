@@ -36,7 +36,7 @@ func newFixture(t *testing.T) *fixture { t.Helper(); return newFixtureWith(t, fa
 
 // newFixtureWith builds the engine on the appliance's services in process; approvals adds the
 // human tier (an approval store) with the given timeout.
-func newFixtureWith(t *testing.T, approvals bool, timeout time.Duration) *fixture {
+func newFixtureWith(t *testing.T, approvals bool, timeout time.Duration, mods ...func(*shield.Policy)) *fixture {
 	t.Helper()
 	base := t.TempDir()
 	ws := filepath.Join(base, "ws")
@@ -49,6 +49,9 @@ func newFixtureWith(t *testing.T, approvals bool, timeout time.Duration) *fixtur
 	pol, err := bundle.Activate(b, bundle.Options{Workspace: ws})
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, m := range mods {
+		m(pol)
 	}
 	var apr *approval.Service
 	var esc []shield.Tier

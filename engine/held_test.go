@@ -8,7 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
 	agentv1 "github.com/shieldsec/shield/proto/agent/v1"
+	shieldv1 "github.com/shieldsec/shield/proto/shield/v1"
+	"github.com/shieldsec/shield/shield"
 )
 
 // escalating is a call the default bundle escalates (a script that pipes a download to a shell).
@@ -104,5 +109,95 @@ func TestEngineHeldEscalationDenied(t *testing.T) {
 				t.Error("the refused write ran")
 			}
 		})
+	}
+}
+
+// TestEngineHoldsSubAgentEscalation: a sub-agent's escalated call is announced with its approval
+// id and held like the agent's; approved, it runs and the sub-agent gets the result.
+func TestEngineHoldsSubAgentEscalation(t *testing.T) {
+	// Reads escalate in this fixture (the class default), so the sub-agent's read_file does.
+	f := newFixtureWith(t, true, time.Minute, func(p *shield.Policy) { p.Defaults["file_read"] = shield.Escalate })
+	subResults := make(chan *agentv1.ToolResult, 1)
+	f.eng.cfg.SpawnSubAgent = func(ctx context.Context, token string) (func() error, error) {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			st, err := agentv1.NewSubAgentServiceClient(f.conn).RunSubAgent(context.Background())
+			if err != nil {
+				return
+			}
+			st.Send(&agentv1.AgentEvent{Event: &agentv1.AgentEvent_AgentReady{AgentReady: &agentv1.AgentReady{AgentId: "sub-1", Token: token}}})
+			if d, err := st.Recv(); err != nil || d.GetProcessRequest() == nil {
+				return
+			}
+			st.Send(&agentv1.AgentEvent{Event: &agentv1.AgentEvent_ToolCall{ToolCall: &agentv1.ToolCallEvent{CallId: "s0", ToolName: "read_file", ArgumentsJson: `{"path":"README.md"}`}}})
+			r, err := st.Recv()
+			if err != nil {
+				return
+			}
+			subResults <- r.GetToolResult()
+			st.Send(&agentv1.AgentEvent{Event: &agentv1.AgentEvent_ResponseComplete{ResponseComplete: &agentv1.ResponseComplete{Content: "read it"}}})
+			st.Recv() // shutdown
+		}()
+		return func() error { <-done; return nil }, nil
+	}
+	evs, r := heldTurn(t, f, [2]string{"create_agent", `{"task":"read the README"}`}, func(id string) {
+		if _, err := f.approvals.Resolve(context.Background(), id, true, "", "uid:1000"); err != nil {
+			t.Errorf("approve: %v", err)
+		}
+	})
+	var held *agentv1.PipelineEvent
+	for _, e := range evs {
+		if e.GetType() == agentv1.PipelineEvent_TIER3_APPROVAL_REQUIRED {
+			held = e
+		}
+	}
+	if held == nil || held.GetToolName() != "read_file" || !strings.Contains(held.GetReason(), "sub-agent sub-1") {
+		t.Fatalf("no approval event for the sub-agent's call: %s", types(evs))
+	}
+	if sr := <-subResults; sr.GetIsError() || !strings.Contains(sr.GetContent(), "# project") {
+		t.Errorf("sub-agent's approved read: %v", sr)
+	}
+	if r.GetIsError() || r.GetContent() != "read it" {
+		t.Errorf("create_agent result %v", r)
+	}
+}
+
+// grpcShield is the Shield of a running appliance over a gRPC connection (as `shield start
+// --socket` uses it).
+type grpcShield struct {
+	s shieldv1.ShieldServiceClient
+	a shieldv1.ApprovalServiceClient
+}
+
+func (g grpcShield) Evaluate(ctx context.Context, r *shieldv1.EvaluateRequest) (*shieldv1.EvaluateResponse, error) {
+	return g.s.Evaluate(ctx, r)
+}
+func (g grpcShield) AwaitDecision(ctx context.Context, r *shieldv1.AwaitDecisionRequest) (*shieldv1.Approval, error) {
+	return g.a.AwaitDecision(ctx, r)
+}
+func (g grpcShield) Resolve(ctx context.Context, r *shieldv1.ResolveApprovalRequest) (*shieldv1.Approval, error) {
+	return g.a.Resolve(ctx, r)
+}
+
+// TestEngineFailsClosedWithoutAppliance: when the appliance cannot be asked (its socket is gone),
+// a call that would be allowed is refused and nothing runs.
+func TestEngineFailsClosedWithoutAppliance(t *testing.T) {
+	f := newFixture(t)
+	conn, err := grpc.NewClient("unix://"+filepath.Join(t.TempDir(), "gone.sock"), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	f.eng.cfg.Shield = grpcShield{s: shieldv1.NewShieldServiceClient(conn), a: shieldv1.NewApprovalServiceClient(conn)}
+	evs, r := heldTurn(t, f, [2]string{"write_file", `{"path":"notes.txt","content":"x"}`}, nil)
+	if got := types(evs); !strings.Contains(got, "SHIELD_VERDICT(BLOCK)") || strings.Contains(got, "ACTION_COMPLETED") {
+		t.Errorf("events %s", got)
+	}
+	if !r.GetIsError() || !strings.Contains(r.GetContent(), "could not decide") {
+		t.Errorf("result %v, want a refusal naming the unreachable appliance", r)
+	}
+	if _, err := os.Stat(filepath.Join(f.ws, "notes.txt")); err == nil {
+		t.Error("the call ran without a decision")
 	}
 }

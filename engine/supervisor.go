@@ -24,6 +24,12 @@ type Supervisor struct {
 	Workspace string
 	// LLMPort is the TCP port the agent may connect to (its model endpoint).
 	LLMPort uint16
+	// LLMHost is the model's host name when it is not an IP address: the engine resolves it at
+	// each agent start and hands the agent the address (--llm-dial), so the agent needs no DNS
+	// (no resolver files, no UDP) and TLS still verifies the name.
+	LLMHost string
+	// ReadOnly are extra files the agent may read (the CA bundle SSL_CERT_FILE names).
+	ReadOnly []string
 	// AgentArgs are passed to `shield internal-agent` (LLM provider flags).
 	AgentArgs []string
 	// AllowUnsandboxed lets the agent start when the kernel has no Landlock (status
@@ -123,7 +129,9 @@ func (s *Supervisor) record(ctx context.Context, typ string, payload any) {
 
 // AgentProfile is the profile the agent runs under.
 func (s *Supervisor) AgentProfile() (sandbox.Profile, error) {
-	prof, err := sandbox.DefaultAgentProfile(s.Workspace, sandbox.AgentOptions{LLMPort: s.LLMPort}).WithProgram(s.ShieldBin)
+	base := sandbox.DefaultAgentProfile(s.Workspace, sandbox.AgentOptions{LLMPort: s.LLMPort})
+	base.ReadOnly = append(base.ReadOnly, s.ReadOnly...)
+	prof, err := base.WithProgram(s.ShieldBin)
 	if err != nil {
 		return prof, err
 	}
@@ -179,7 +187,13 @@ func (s *Supervisor) runOnce(ctx context.Context) error {
 		return err
 	}
 	if unconfined {
-		cmd.Path, cmd.Args = s.ShieldBin, append([]string{s.ShieldBin, "internal-agent"}, s.AgentArgs...)
+		args, err := s.agentArgs(ctx)
+		if err != nil {
+			conn.Close()
+			agentEnd.Close()
+			return err
+		}
+		cmd.Path, cmd.Args = s.ShieldBin, append([]string{s.ShieldBin, "internal-agent"}, args...)
 	}
 	if err := cmd.Start(); err != nil {
 		conn.Close()

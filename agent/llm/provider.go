@@ -12,7 +12,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -29,6 +31,10 @@ type Config struct {
 	MaxRetries int `yaml:"max_retries"`
 	// Timeout bounds one request including its stream. Default 5 minutes.
 	Timeout time.Duration `yaml:"timeout"`
+	// Dial, when set, is the IP address the client connects to for the base URL's host instead of
+	// resolving it (host name verification in TLS is unchanged): the engine resolves the model's
+	// name for a confined agent, which has no DNS. Connections to any other host are refused.
+	Dial string `yaml:"-"`
 }
 
 // Message is one conversation message.
@@ -92,7 +98,15 @@ func New(cfg Config) (Provider, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 5 * time.Minute
 	}
-	h := &httpClient{cfg: cfg, key: key, client: &http.Client{}}
+	client := &http.Client{}
+	if cfg.Dial != "" {
+		tr, err := pinnedTransport(cfg.BaseURL, cfg.Dial)
+		if err != nil {
+			return nil, err
+		}
+		client.Transport = tr
+	}
+	h := &httpClient{cfg: cfg, key: key, client: client}
 	switch cfg.Provider {
 	case "openai", "":
 		return &OpenAI{h: h}, nil
@@ -191,4 +205,35 @@ func sse(r io.Reader, fn func(event, data string) (stop bool, err error)) error 
 		return err
 	}
 	return errors.New("llm: stream ended before completion")
+}
+
+// pinnedTransport connects every request for base's host:port to ip (same port) and refuses
+// any other destination; TLS still verifies the certificate against base's host name.
+func pinnedTransport(base, ip string) (*http.Transport, error) {
+	u, err := url.Parse(base)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("llm: base URL %q: want an absolute URL", base)
+	}
+	if net.ParseIP(ip) == nil {
+		return nil, fmt.Errorf("llm: dial address %q is not an IP address", ip)
+	}
+	port := u.Port()
+	if port == "" {
+		port = "443"
+		if u.Scheme == "http" {
+			port = "80"
+		}
+	}
+	want := net.JoinHostPort(u.Hostname(), port)
+	to := net.JoinHostPort(ip, port)
+	var d net.Dialer
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.Proxy = nil
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if addr != want {
+			return nil, fmt.Errorf("llm: refusing to connect to %s: only the model at %s is reachable", addr, want)
+		}
+		return d.DialContext(ctx, network, to)
+	}
+	return tr, nil
 }

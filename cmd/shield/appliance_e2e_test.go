@@ -4,9 +4,17 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -35,8 +43,15 @@ type toolStep struct{ name, args string }
 // protocol (SSE streaming): it proposes steps[n] when the request carries n tool results, then
 // answers with text.
 func scriptedModel(t *testing.T, steps []toolStep) *httptest.Server {
+	srv := httptest.NewServer(modelHandler(steps))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// modelHandler is the scripted model's handler (see scriptedModel).
+func modelHandler(steps []toolStep) http.Handler {
 	var mu sync.Mutex
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/v1/chat/completions" {
 			http.NotFound(w, r)
 			return
@@ -76,9 +91,7 @@ func scriptedModel(t *testing.T, steps []toolStep) *httptest.Server {
 			send(map[string]any{"id": "c", "choices": []any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": "stop"}}})
 		}
 		fmt.Fprint(w, "data: [DONE]\n\n")
-	}))
-	t.Cleanup(srv.Close)
-	return srv
+	})
 }
 
 // buildShield builds the shield binary into dir.
@@ -520,5 +533,203 @@ func stopProcess(cmd *exec.Cmd) {
 	case <-time.After(20 * time.Second):
 		cmd.Process.Kill()
 		<-done
+	}
+}
+
+// TestStartReloadsOnSIGHUP: SIGHUP to `shield start` reaches its engine's appliance, which
+// reloads the policy bundle (watching is off, so only the signal can have done it); before, the
+// engine ignored reloads and SIGHUP killed the process manager.
+func TestStartReloadsOnSIGHUP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the end-to-end test builds and runs the real binary")
+	}
+	if sandbox.LandlockABI() < 1 {
+		t.Skip("kernel without Landlock: the engine refuses to start an unsandboxed agent")
+	}
+	dir := t.TempDir()
+	bin := buildShield(t, dir)
+	ws := filepath.Join(dir, "ws")
+	os.MkdirAll(ws, 0o755)
+	state := filepath.Join(dir, "state")
+	bundleDir := filepath.Join(dir, "bundle")
+	if out, err := exec.Command("cp", "-r", "../../policies/default", bundleDir).CombinedOutput(); err != nil {
+		t.Fatalf("copy bundle: %v %s", err, out)
+	}
+	cfg := filepath.Join(dir, "engine.yaml")
+	os.WriteFile(cfg, []byte("llm:\n  provider: openai\n  base_url: http://127.0.0.1:1/v1\n  model: m\npolicy:\n  path: "+bundleDir+"\n  watch: false\n"), 0o600)
+	start := exec.Command(bin, "start", "--workspace", ws, "--config", cfg, "--state-dir", state)
+	var startErr syncBuffer
+	start.Stderr = &startErr
+	if err := start.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stopProcess(start) })
+	waitFile(t, appliance.RegistryPath(state, ws), &startErr)
+	conn, err := grpc.NewClient("unix://"+filepath.Join(state, "shield.sock"), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	c := shieldv1.NewShieldServiceClient(conn)
+	st0 := waitStatus(t, c, func(*shieldv1.GetStatusResponse) bool { return true })
+	rule := "rules:\n  - id: test.frobnicate\n    description: test rule\n    when: tool == 'frobnicate'\n    decision: block\n    message: frobnication is forbidden\n" +
+		"    examples:\n      match:\n        - {tool: frobnicate, arguments: {}}\n"
+	if err := os.WriteFile(filepath.Join(bundleDir, "rules", "zz-test.yaml"), []byte(rule), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := start.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	st := waitStatus(t, c, func(s *shieldv1.GetStatusResponse) bool { return s.GetReloads() >= 1 })
+	if st.GetBundleDigest() == st0.GetBundleDigest() {
+		t.Errorf("digest unchanged after the reload: %v", st)
+	}
+	if start.ProcessState != nil {
+		t.Fatalf("shield start exited on SIGHUP:\n%s", startErr.String())
+	}
+}
+
+// testCA writes a CA certificate to dir/ca.pem and returns a TLS certificate for "localhost"
+// it signed.
+func testCA(t *testing.T, dir string) (caFile string, leaf tls.Certificate) {
+	t.Helper()
+	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "shield test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, _ := x509.ParseCertificate(caDER)
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "localhost"}, DNSNames: []string{"localhost"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		KeyUsage: x509.KeyUsageDigitalSignature}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caFile = filepath.Join(dir, "ca.pem")
+	os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), 0o644)
+	return caFile, tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+}
+
+// TestHostedModelByName: the sandboxed agent reaches a model by host name over HTTPS (a server on
+// 127.0.0.1 named localhost, with a certificate from a test CA the engine's SSL_CERT_FILE names):
+// its profile lets it read the resolver's files and the CA bundle. Before, only a model at an
+// IP literal worked.
+func TestHostedModelByName(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the end-to-end test builds and runs the real binary")
+	}
+	if sandbox.LandlockABI() < 1 {
+		t.Skip("kernel without Landlock: the engine refuses to start an unsandboxed agent")
+	}
+	dir := t.TempDir()
+	bin := buildShield(t, dir)
+	ws := filepath.Join(dir, "ws")
+	os.MkdirAll(ws, 0o755)
+	state := filepath.Join(dir, "state")
+	caFile, leaf := testCA(t, dir)
+	srv := httptest.NewUnstartedServer(modelHandler(nil))
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{leaf}, MinVersion: tls.VersionTLS12}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	port := srv.Listener.Addr().(*net.TCPAddr).Port
+	cfgPath := filepath.Join(dir, "shield.yaml")
+	os.WriteFile(cfgPath, []byte(fmt.Sprintf("state_dir: %s\nengines:\n  - workspace: %s\n    llm:\n      provider: openai\n      base_url: https://localhost:%d/v1\n      model: m\n",
+		state, ws, port)), 0o600)
+	serveCmd := exec.Command(bin, "serve", "--config", cfgPath)
+	serveCmd.Env = append(os.Environ(), "SSL_CERT_FILE="+caFile)
+	var serveErr syncBuffer
+	serveCmd.Stderr = &serveErr
+	if err := serveCmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stopProcess(serveCmd) })
+	waitFile(t, appliance.RegistryPath(state, ws), &serveErr)
+	var events []chatEvent
+	for deadline := time.Now().Add(90 * time.Second); ; {
+		events, _ = chatWith(t, bin, ws, state, &serveErr, func(string) {})
+		if len(events) > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	if n := len(events); n == 0 || events[n-1].Type != "RESPONSE_COMPLETE" || events[n-1].Text != "All done." {
+		t.Fatalf("events %+v\nserve stderr:\n%s", events, serveErr.String())
+	}
+}
+
+// TestServeKeepsServingWhenAnEngineStops: a hosted engine whose agent cannot start (its model's
+// host does not resolve: every start fails until the crash budget is spent) stops for good; the
+// appliance records it and keeps deciding for everyone else.
+func TestServeKeepsServingWhenAnEngineStops(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the end-to-end test builds and runs the real binary")
+	}
+	if sandbox.LandlockABI() < 1 {
+		t.Skip("kernel without Landlock: the engine refuses to start an unsandboxed agent")
+	}
+	dir := t.TempDir()
+	bin := buildShield(t, dir)
+	ws := filepath.Join(dir, "ws")
+	os.MkdirAll(ws, 0o755)
+	state := filepath.Join(dir, "state")
+	cfgPath := filepath.Join(dir, "shield.yaml")
+	os.WriteFile(cfgPath, []byte(fmt.Sprintf("state_dir: %s\nengines:\n  - workspace: %s\n    llm:\n      provider: openai\n      base_url: https://no-such-host.invalid/v1\n      model: m\n",
+		state, ws)), 0o600)
+	serveCmd := exec.Command(bin, "serve", "--config", cfgPath)
+	var serveErr syncBuffer
+	serveCmd.Stderr = &serveErr
+	if err := serveCmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- serveCmd.Wait() }()
+	t.Cleanup(func() {
+		serveCmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(20 * time.Second):
+			serveCmd.Process.Kill()
+		}
+	})
+	waitFile(t, appliance.RegistryPath(state, ws), &serveErr)
+	conn, err := grpc.NewClient("unix://"+filepath.Join(state, "shield.sock"), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	audit := shieldv1.NewAuditServiceClient(conn)
+	for deadline := time.Now().Add(120 * time.Second); ; {
+		found := false
+		for _, r := range queryAll(t, audit) {
+			if r.GetType() == "agent_event" && strings.Contains(r.GetPayloadJson(), `"engine_stopped"`) {
+				found = true
+			}
+		}
+		if found {
+			break
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("serve exited with its engine: %v\n%s", err, serveErr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no engine_stopped record; serve stderr:\n%s", serveErr.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	c := shieldv1.NewShieldServiceClient(conn)
+	h, err := c.Health(context.Background(), &shieldv1.HealthRequest{})
+	if err != nil || h.GetStatus() != shieldv1.HealthResponse_SERVING {
+		t.Fatalf("health after the engine stopped: %v %v", h, err)
+	}
+	resp, err := c.Evaluate(context.Background(), &shieldv1.EvaluateRequest{Call: &shieldv1.ToolCall{Tool: "Bash", ArgumentsJson: `{"command":"rm -rf /"}`}})
+	if err != nil || resp.GetVerdict().GetDecision() != shieldv1.Decision_DECISION_BLOCK {
+		t.Errorf("evaluate after the engine stopped: %v %v", resp.GetVerdict(), err)
 	}
 }

@@ -125,3 +125,26 @@ func TestServeRefusesTCPWithoutAuth(t *testing.T) {
 
 // AuthConfigForTest names a tokens file; unix roles keep their defaults.
 func AuthConfigForTest(tokens string) server.AuthConfig { return server.AuthConfig{TokensFile: tokens} }
+
+// TestApprovalsRelativeStateDir: `shield approvals` with a relative --state-dir reaches the
+// service (gRPC waited forever on a relative unix path).
+func TestApprovalsRelativeStateDir(t *testing.T) {
+	cfg := &Config{}
+	startServe(t, cfg)
+	t.Chdir(filepath.Dir(cfg.StateDir))
+	done := make(chan struct{})
+	var code int
+	var out, errs string
+	go func() {
+		code, out, errs = runCmd(t, "", "approvals", "list", "--state-dir", filepath.Base(cfg.StateDir))
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("approvals list with a relative state dir did not return")
+	}
+	if code != 0 || !strings.Contains(out, "ID") {
+		t.Errorf("approvals list: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}

@@ -31,7 +31,13 @@ const approvalsUsage = `list|show ID|approve ID|deny ID|watch [--addr ADDR] [--s
 // socket in the state dir. A bearer token is read from the environment variable named by tokenEnv.
 func dialService(ctx context.Context, addr, stateDir, tokenEnv string) (*grpc.ClientConn, context.Context, error) {
 	if addr == "" {
-		addr = "unix://" + filepath.Join(stateDir, "shield.sock")
+		// gRPC does not resolve a relative unix path (it waits for a connection that never
+		// comes): make it absolute, as the default state directory may be.
+		sock, err := filepath.Abs(filepath.Join(stateDir, "shield.sock"))
+		if err != nil {
+			return nil, ctx, err
+		}
+		addr = "unix://" + sock
 	}
 	if !strings.HasPrefix(addr, "unix://") && !strings.Contains(addr, "://") {
 		addr = "passthrough:///" + addr

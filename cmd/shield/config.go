@@ -30,11 +30,20 @@ func loadPolicy(cfg *Config) (*shield.Policy, error) { return appliance.LoadPoli
 
 func homeFor(p PolicyConfig) string { return appliance.HomeFor(p) }
 
-// serve builds the appliance from cfg (defaults filled) and runs it until ctx ends.
+// serveMounts add HTTP handlers to the appliance's HTTP listener (metrics_listen, loopback)
+// beside /metrics: the place where HTTP APIs (the hook endpoints, an HTTP ShieldService) are
+// mounted. A file adds its own in init; each handler authenticates its callers itself.
+var serveMounts []func(a *appliance.Appliance)
+
+// serve builds the appliance from cfg (defaults filled), mounts the HTTP handlers and runs it
+// until ctx ends.
 func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	a, err := appliance.New(ctx, cfg, log)
 	if err != nil {
 		return err
+	}
+	for _, mount := range serveMounts {
+		mount(a)
 	}
 	return a.Run(ctx)
 }

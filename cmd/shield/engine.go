@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 
 	"github.com/shieldsec/shield/cmd/shield/appliance"
 	"github.com/shieldsec/shield/engine/exec"
@@ -44,25 +43,24 @@ func loadEngineConfig(path string) (*StartConfig, error) {
 	return c, appliance.DecodeStrict(path, c)
 }
 
-// runEngine is the process `shield start` keeps running. Without --socket it is the appliance
+// runEngine is the process `shield start` keeps running, on the same file and command line. Without --socket it is the appliance
 // for its state directory, hosting the one engine; with --socket it is the engine alone,
 // consulting the appliance that serves that socket. It prints the start-up lines once its
 // ClientService listens.
 func runEngine(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := newFlagSet(env, "internal-engine", "--config FILE [--socket PATH]")
-	cfgPath := fs.String("config", "", "engine config (written by shield start)")
+	fs := newFlagSet(env, "internal-engine", "--workspace DIR --state-dir DIR [--config FILE] [--socket PATH]")
+	cfgPath := fs.String("config", "", "the configuration file shield start was given")
+	workspace := fs.String("workspace", "", "the agent's workspace")
+	stateDir := fs.String("state-dir", "", "the state directory")
 	socket := fs.String("socket", "", "unix socket of the running appliance to consult (default: host the appliance)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	sc, err := loadEngineConfig(*cfgPath)
+	if *workspace == "" || *stateDir == "" {
+		return usageError{"--workspace and --state-dir are required"}
+	}
+	sc, err := startConfig(*cfgPath, *workspace, *stateDir)
 	if err != nil {
-		return err
-	}
-	if sc.Workspace == "" {
-		return usageError{"the config must name a workspace"}
-	}
-	if sc.Workspace, err = filepath.Abs(sc.Workspace); err != nil {
 		return err
 	}
 	cfg := sc.Appliance()
@@ -90,6 +88,7 @@ func runEngine(ctx context.Context, env *cmdEnv, args []string) error {
 		a.Close()
 		return errors.New("no engine configured")
 	}
+	a.EngineStopIsFatal = true
 	fmt.Fprintf(env.stdout, "PORT:%d\n", engines[len(engines)-1].Port())
 	fmt.Fprintln(env.stdout, "WEB_DISABLED")
 	return a.Run(ctx)

@@ -29,6 +29,7 @@ func runInternalAgent(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.StringVar(&cfg.BaseURL, "llm-base-url", "", "model endpoint base URL")
 	fs.StringVar(&cfg.Model, "llm-model", "", "model name")
 	fs.StringVar(&cfg.APIKeyEnv, "llm-api-key-env", "", "environment variable holding the API key")
+	fs.StringVar(&cfg.Dial, "llm-dial", "", "IP address of the model's host, resolved by the engine (the agent has no DNS)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -20,6 +21,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/shieldsec/shield/audit"
+	"github.com/shieldsec/shield/cmd/shield/appliance"
 	shieldv1 "github.com/shieldsec/shield/proto/shield/v1"
 	"github.com/shieldsec/shield/shield/judge"
 )
@@ -286,5 +288,39 @@ func TestServeRefusesOpenStateDir(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "audit")); err == nil {
 		t.Error("serve created the audit trail in a state dir it refused")
+	}
+}
+
+// TestServeMountsHTTPHandlers: a handler added to serveMounts is served on the appliance's HTTP
+// listener beside /metrics.
+func TestServeMountsHTTPHandlers(t *testing.T) {
+	old := serveMounts
+	serveMounts = append(serveMounts, func(a *appliance.Appliance) {
+		a.Handle("/test/mounted", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("mounted")) }))
+	})
+	t.Cleanup(func() { serveMounts = old })
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := l.Addr().String()
+	l.Close()
+	startServe(t, &Config{MetricsListen: addr})
+	var body []byte
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		resp, err := http.Get("http://" + addr + "/test/mounted")
+		if err == nil {
+			body, _ = io.ReadAll(resp.Body)
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if string(body) != "mounted" {
+		t.Errorf("GET /test/mounted: %q", body)
+	}
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil || resp.StatusCode != 200 {
+		t.Errorf("/metrics beside it: %v %v", resp, err)
 	}
 }

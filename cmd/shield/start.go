@@ -8,13 +8,13 @@ import (
 	"fmt"
 	"os"
 	osexec "os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
-	"go.yaml.in/yaml/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
@@ -43,30 +43,11 @@ func runStart(ctx context.Context, env *cmdEnv, args []string) error {
 	if *workspace == "" {
 		return usageError{"--workspace is required"}
 	}
-	ws, err := filepath.Abs(*workspace)
+	sc, err := startConfig(*cfgPath, *workspace, *stateDir)
 	if err != nil {
 		return err
 	}
-	if fi, err := os.Stat(ws); err != nil || !fi.IsDir() {
-		return fmt.Errorf("workspace %s is not a directory", ws)
-	}
-	sc, err := loadEngineConfig(*cfgPath)
-	if err != nil {
-		return err
-	}
-	sc.Workspace = ws
-	if *stateDir != "" {
-		sc.StateDir = *stateDir
-	}
-	sc.Config.WithDefaults()
-	if sc.StateDir, err = filepath.Abs(sc.StateDir); err != nil {
-		return err
-	}
-	sc.Socket, sc.Audit.Dir, sc.Audit.KeyFile = "", "", ""
-	sc.Config.WithDefaults()
-	if sc.Policy.Workspace == "" {
-		sc.Policy.Workspace = ws
-	}
+	ws := sc.Workspace
 	// Checked here, before anything is created under the state dir, and again by the engine.
 	cfg := sc.Appliance()
 	if err := cfg.Validate(); err != nil {
@@ -103,24 +84,56 @@ func runStart(ctx context.Context, env *cmdEnv, args []string) error {
 		return err
 	}
 	defer os.Remove(pidFile)
-	data, err := yaml.Marshal(sc)
-	if err != nil {
-		return err
-	}
-	engineCfg := base + ".yaml"
-	if err := os.WriteFile(engineCfg, data, 0o600); err != nil {
-		return err
-	}
 	self, err := os.Executable()
 	if err != nil {
 		return err
 	}
-	args = []string{"internal-engine", "--config", engineCfg}
+	// The engine reads the same file with the same overrides (a restart sees its edits).
+	args = []string{"internal-engine", "--workspace", ws, "--state-dir", sc.StateDir}
+	if *cfgPath != "" {
+		abs, err := filepath.Abs(*cfgPath)
+		if err != nil {
+			return err
+		}
+		args = append(args, "--config", abs)
+	}
 	if remote != "" {
 		args = append(args, "--socket", remote)
 	}
 	pm := &processManager{bin: self, args: args, env: env}
 	return pm.run(ctx)
+}
+
+// startConfig reads the file `shield start --config` names and applies the command line: the
+// workspace (absolute, an existing directory), the state directory (absolute, before the paths
+// inside it are derived), and the workspace as policy.workspace when the file sets none.
+func startConfig(path, workspace, stateDir string) (*StartConfig, error) {
+	ws, err := filepath.Abs(workspace)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := os.Stat(ws); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("workspace %s is not a directory", ws)
+	}
+	sc, err := loadEngineConfig(path)
+	if err != nil {
+		return nil, err
+	}
+	sc.Workspace = ws
+	if stateDir != "" {
+		sc.StateDir = stateDir
+	}
+	if sc.StateDir == "" {
+		sc.StateDir = appliance.DefaultStateDir()
+	}
+	if sc.StateDir, err = filepath.Abs(sc.StateDir); err != nil {
+		return nil, err
+	}
+	sc.Config.WithDefaults()
+	if sc.Policy.Workspace == "" {
+		sc.Policy.Workspace = ws
+	}
+	return sc, nil
 }
 
 // processManager keeps the engine running: 5 crashes in a 60 s window end it, 1 s apart;
@@ -129,9 +142,14 @@ type processManager struct {
 	bin  string
 	args []string
 	env  *cmdEnv
+	hup  <-chan os.Signal // SIGHUPs to pass on to the engine
 }
 
 func (pm *processManager) run(ctx context.Context) error {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	pm.hup = hup
 	var crashes []time.Time
 	for {
 		code, err := pm.once(ctx)
@@ -212,6 +230,18 @@ startup:
 		case <-ctx.Done():
 			break startup
 		}
+	}
+	// SIGHUP is the engine's (its appliance reloads the policy bundle): pass it on.
+	for {
+		select {
+		case <-pm.hup:
+			_ = cmd.Process.Signal(syscall.SIGHUP)
+			continue
+		case err := <-done:
+			return exitCode(err), err
+		case <-ctx.Done():
+		}
+		break
 	}
 	select {
 	case err := <-done:

@@ -110,6 +110,12 @@ type Appliance struct {
 	shadow     *shadow.Evaluator // nil: no shadow bundle
 	stopAnchor func()
 	closeOnce  sync.Once
+
+	// EngineStopIsFatal ends Run when a hosted engine stops for good (its agent's crash budget
+	// spent, or a sandbox that does not hold): set by `shield start`, whose process manager then
+	// counts a crash. Otherwise (serve) the engine's end is logged and recorded, and the
+	// appliance keeps serving.
+	EngineStopIsFatal bool
 }
 
 // Problems implements server.StatusSource.
@@ -361,7 +367,7 @@ func inFlightInterceptor(m *shield.Metrics) grpc.UnaryServerInterceptor {
 }
 
 // ErrEngineStopped is returned by Run when a hosted engine stopped for good (its agent's crash
-// budget spent, or a sandbox that does not hold): the appliance stops with it.
+// budget spent, or a sandbox that does not hold) and EngineStopIsFatal is set.
 var ErrEngineStopped = errors.New("a hosted engine stopped")
 
 // Run serves until ctx ends, then shuts down in order: engines (their agents) first, the gRPC
@@ -395,9 +401,18 @@ func (a *Appliance) Run(ctx context.Context) error {
 	}
 	for _, e := range a.engines {
 		g.Go(func() error {
-			if err := e.Run(gctx); err != nil {
-				return fmt.Errorf("%w: %s: %w", ErrEngineStopped, e.Workspace(), err)
+			err := e.Run(gctx)
+			if err == nil || gctx.Err() != nil {
+				return nil
 			}
+			err = fmt.Errorf("%w: %s: %w", ErrEngineStopped, e.Workspace(), err)
+			if a.EngineStopIsFatal {
+				return err
+			}
+			// The appliance keeps deciding for every other engine and runtime.
+			log.Error("hosted engine stopped for good; the appliance keeps serving", "workspace", e.Workspace(), "error", err.Error())
+			recordEvent(context.WithoutCancel(gctx), a.audit, log, audit.TypeAgentEvent, map[string]any{"event": "engine_stopped",
+				"detail": map[string]any{"workspace": e.Workspace(), "error": err.Error()}})
 			return nil
 		})
 	}

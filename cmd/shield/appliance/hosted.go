@@ -144,6 +144,7 @@ func newEngine(ec EngineConfig, sh engine.Shield, stateDir string, protected []s
 		return nil, err
 	}
 	e.sup = &engine.Supervisor{Engine: e.eng, ShieldBin: self, Workspace: ws, LLMPort: llmPort(ec.LLM.BaseURL),
+		LLMHost: llmHost(ec.LLM.BaseURL), ReadOnly: caFiles(),
 		AgentArgs: []string{"--llm-provider", ec.LLM.Provider, "--llm-base-url", ec.LLM.BaseURL, "--llm-model", ec.LLM.Model,
 			"--llm-api-key-env", ec.LLM.APIKeyEnv},
 		AllowUnsandboxed: ec.AllowUnsandboxed, Protected: protected, Listener: e.agentL, Recorder: rec, Log: log}
@@ -185,6 +186,27 @@ func llmPort(base string) uint16 {
 		return 80
 	}
 	return 443
+}
+
+// llmHost is the model's host name, which the engine resolves for the agent, or "" when the base
+// URL names an IP address.
+func llmHost(base string) string {
+	u, err := url.Parse(base)
+	if err != nil || u.Hostname() == "" || net.ParseIP(u.Hostname()) != nil {
+		return ""
+	}
+	return u.Hostname()
+}
+
+// caFiles is the CA bundle the engine's SSL_CERT_FILE names (passed on to the agent, see
+// engine's agent environment), which the agent must then be able to read.
+func caFiles() []string {
+	if f := os.Getenv("SSL_CERT_FILE"); filepath.IsAbs(f) {
+		if _, err := os.Stat(f); err == nil {
+			return []string{f}
+		}
+	}
+	return nil
 }
 
 func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
