@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -68,6 +69,11 @@ func runHook(ctx context.Context, env *cmdEnv, args []string) error {
 	if fs.NArg() > 0 {
 		return deny("shield hook: unexpected arguments " + strings.Join(fs.Args(), " "))
 	}
+	// A hook process lives for one call and holds at most one bounded input: it runs without
+	// garbage collection (the installed command also sets GOGC=off for the package
+	// initialisation) up to a memory limit, where the collector runs again.
+	debug.SetGCPercent(-1)
+	debug.SetMemoryLimit(256 << 20)
 	opts := client.Options{Socket: conn.socket, Runtime: string(rt), EvalTimeout: min(*timeout, 10*time.Second)}
 	if conn.addr != "" {
 		opts.Addr, opts.Token = conn.addr, lookupEnv(conn.tokenEnv)
@@ -218,7 +224,10 @@ func hookCommand(rt hook.Runtime, conn hookConn, shieldPath string, hookTimeout 
 	if !filepath.IsAbs(shieldPath) {
 		return "", usageError{"hook install: --shield must be an absolute path"}
 	}
-	parts := []string{shQuote(shieldPath), "hook", string(rt), "--timeout", hookTimeout.String()}
+	// GOGC=off: the collector otherwise runs during the package initialisation of this one binary,
+	// a few milliseconds of every call; the hook bounds its memory itself (SetMemoryLimit). Both
+	// runtimes run the command through a shell, which takes the assignment.
+	parts := []string{"GOGC=off", shQuote(shieldPath), "hook", string(rt), "--timeout", hookTimeout.String()}
 	if conn.addr != "" {
 		parts = append(parts, "--addr", shQuote(conn.addr), "--token-env", shQuote(conn.tokenEnv))
 	} else {

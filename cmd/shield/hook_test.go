@@ -141,7 +141,7 @@ func TestHookInstall(t *testing.T) {
 	}
 	pre := s.Hooks["PreToolUse"]
 	if len(s.Permissions["allow"]) != 1 || len(pre) != 1 || pre[0].Matcher != ".*" ||
-		pre[0].Hooks[0].Command != "'/opt/shield bin/shield' hook claude-code --timeout 4m50s --socket /run/shield/shield.sock" ||
+		pre[0].Hooks[0].Command != "GOGC=off '/opt/shield bin/shield' hook claude-code --timeout 4m50s --socket /run/shield/shield.sock" ||
 		pre[0].Hooks[0].Timeout != 300 {
 		t.Fatalf("settings after two installs:\n%s", b)
 	}
