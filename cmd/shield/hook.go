@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
@@ -108,6 +110,7 @@ func runHookInstall(env *cmdEnv, args []string) error {
 	codexHome := fs.String("codex-home", "", "codex: the Codex home (default $CODEX_HOME, else ~/.codex); its config.toml gets the hook's trust entry")
 	timeoutSec := fs.Int("timeout", 300, "the runtime's hook timeout in seconds; the hook itself answers 10 s before it")
 	shieldPath := fs.String("shield", "", "absolute path of the shield binary the runtime runs (default: this binary)")
+	codexBin := fs.String("codex-bin", "codex", "codex: the Codex CLI used to check that Codex lists the hook as trusted (skipped, with a warning, when not found)")
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
@@ -204,8 +207,75 @@ func runHookInstall(env *cmdEnv, args []string) error {
 		if dir != "" {
 			fmt.Fprintf(env.stdout, "project %s marked trusted in %s (Codex loads a project's hooks only then)\n", dir, configPath)
 		}
+		// Codex skips a hook it does not trust without a word: ask the installed Codex.
+		bin, err := exec.LookPath(*codexBin)
+		if err != nil {
+			fmt.Fprintf(env.stderr, "WARNING: %s not found: not checked that Codex runs the hook (check with /hooks in codex)\n", *codexBin)
+			return nil
+		}
+		cwd := dir
+		if cwd == "" {
+			if cwd, err = os.Getwd(); err != nil {
+				return err
+			}
+		}
+		st, err := codexHookStatus(bin, chome, cwd, key)
+		if err != nil {
+			return fmt.Errorf("checking the hook with %s: %w", bin, err)
+		}
+		if st.TrustStatus != "trusted" || !st.Enabled {
+			return fmt.Errorf("Codex lists the hook %s as %s (enabled %v): it would not run", key, st.TrustStatus, st.Enabled)
+		}
+		fmt.Fprintf(env.stdout, "checked: %s lists the hook as trusted and enabled\n", bin)
 	}
 	return nil
+}
+
+// codexHookStatus asks `codex app-server` (with CODEX_HOME=home, in cwd) how it lists the hook
+// with key.
+func codexHookStatus(bin, home, cwd, key string) (hook.CodexHookStatus, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "app-server")
+	cmd.Dir = cwd
+	cmd.Env = append(os.Environ(), "CODEX_HOME="+home)
+	// stdin stays open until the answer: app-server stops at end of input.
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return hook.CodexHookStatus{}, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return hook.CodexHookStatus{}, err
+	}
+	if err := cmd.Start(); err != nil {
+		return hook.CodexHookStatus{}, err
+	}
+	defer func() { in.Close(); cmd.Process.Kill(); cmd.Wait() }()
+	if _, err := in.Write(hook.CodexHooksListRequest(cwd)); err != nil {
+		return hook.CodexHookStatus{}, err
+	}
+	sc := bufio.NewScanner(io.LimitReader(out, 16<<20))
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for sc.Scan() {
+		hooks, ok, err := hook.ParseCodexHooksList(sc.Bytes())
+		if err != nil {
+			return hook.CodexHookStatus{}, err
+		}
+		if !ok {
+			continue
+		}
+		for _, h := range hooks {
+			if h.Key == key {
+				return h, nil
+			}
+		}
+		return hook.CodexHookStatus{}, fmt.Errorf("Codex does not list the hook %s", key)
+	}
+	if ctx.Err() != nil {
+		return hook.CodexHookStatus{}, fmt.Errorf("no answer to hooks/list in 30 s")
+	}
+	return hook.CodexHookStatus{}, fmt.Errorf("app-server ended without answering hooks/list: %v", sc.Err())
 }
 
 // hookCommand is the command line the runtime runs: absolute paths only (a runtime that cannot

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -151,7 +152,7 @@ func TestHookInstall(t *testing.T) {
 
 	codexHome := filepath.Join(dir, "codex-home")
 	for i := 0; i < 2; i++ {
-		if code, out, errs := runCmd(t, "", "hook", "install", "codex", "--codex-home", codexHome, "--shield", "/usr/bin/shield", "--timeout", "120"); code != 0 {
+		if code, out, errs := runCmd(t, "", "hook", "install", "codex", "--codex-home", codexHome, "--shield", "/usr/bin/shield", "--timeout", "120", "--codex-bin", "/nonexistent/codex"); code != 0 || !strings.Contains(errs, "WARNING") {
 			t.Fatalf("codex install %d: exit %d %q %q", i, code, out, errs)
 		}
 	}
@@ -163,6 +164,17 @@ func TestHookInstall(t *testing.T) {
 	key := `[hooks.state."` + filepath.Join(codexHome, "hooks.json") + `:pre_tool_use:0:0"]`
 	if strings.Count(string(config), key) != 1 || strings.Count(string(config), "trusted_hash = \"sha256:") != 1 {
 		t.Errorf("config.toml:\n%s", config)
+	}
+	// The install asks Codex how it lists the hook; a Codex that does not trust it fails the install.
+	fake := filepath.Join(dir, "fake-codex")
+	answer := `{"id":2,"result":{"data":[{"cwd":"/","hooks":[{"key":"` + filepath.Join(codexHome, "hooks.json") + `:pre_tool_use:0:0","trustStatus":"%s","enabled":true}]}]}}`
+	for status, wantCode := range map[string]int{"modified": 1, "trusted": 0} {
+		script := "#!/bin/sh\nread a; read b; read c\necho '{\"id\":1,\"result\":{}}'\necho '" + fmt.Sprintf(answer, status) + "'\n"
+		os.WriteFile(fake, []byte(script), 0o755)
+		code, out, errs := runCmd(t, "", "hook", "install", "codex", "--codex-home", codexHome, "--shield", "/usr/bin/shield", "--timeout", "120", "--codex-bin", fake)
+		if code != wantCode || (status == "modified" && !strings.Contains(errs, "modified")) || (status == "trusted" && !strings.Contains(out, "checked:")) {
+			t.Errorf("Codex says %s: exit %d %q %q", status, code, out, errs)
+		}
 	}
 	if code, _, _ := runCmd(t, "", "hook", "install", "codex", "--codex-home", codexHome, "--timeout", "5"); code != 2 {
 		t.Errorf("a timeout below 15 s was accepted")
