@@ -348,8 +348,16 @@ func readSettings(path string) ([]byte, error) {
 	return b, nil
 }
 
-// writeSettings replaces path atomically, keeping its mode (0600 for a new file).
+// writeSettings replaces path atomically, keeping its mode (0600 for a new file). A symlink (a
+// dotfiles checkout) is followed: its target is replaced, the link kept.
 func writeSettings(path string, b []byte) error {
+	if st, err := os.Lstat(path); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+		target, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		path = target
+	}
 	mode := fs.FileMode(0o600)
 	if st, err := os.Stat(path); err == nil {
 		mode = st.Mode().Perm()

@@ -150,6 +150,22 @@ func TestHookInstall(t *testing.T) {
 		t.Errorf("mode changed to %v", st.Mode().Perm())
 	}
 
+	// A settings file that is a symlink stays one; its target gets the hook.
+	real := filepath.Join(dir, "dotfiles-settings.json")
+	os.WriteFile(real, []byte(`{"model":"opus"}`), 0o600)
+	link := filepath.Join(dir, "linked", "settings.json")
+	os.MkdirAll(filepath.Dir(link), 0o755)
+	os.Symlink(real, link)
+	if code, out, errs := runCmd(t, "", "hook", "install", "claude-code", "--settings", link, "--shield", "/usr/bin/shield"); code != 0 {
+		t.Fatalf("install through a symlink: %d %q %q", code, out, errs)
+	}
+	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the symlink was replaced: %v", err)
+	}
+	if b, _ := os.ReadFile(real); !strings.Contains(string(b), "hook claude-code") || !strings.Contains(string(b), "opus") {
+		t.Errorf("target after install:\n%s", b)
+	}
+
 	codexHome := filepath.Join(dir, "codex-home")
 	for i := 0; i < 2; i++ {
 		if code, out, errs := runCmd(t, "", "hook", "install", "codex", "--codex-home", codexHome, "--shield", "/usr/bin/shield", "--timeout", "120", "--codex-bin", "/nonexistent/codex"); code != 0 || !strings.Contains(errs, "WARNING") {
