@@ -27,6 +27,7 @@ type fakeDecider struct {
 	holds []bool
 	d     client.Decision
 	wait  bool // block until ctx ends, then refuse as the client does
+	hang  bool // block forever, ignoring ctx
 	panic bool
 }
 
@@ -36,6 +37,9 @@ func (f *fakeDecider) Decide(ctx context.Context, c client.Call, hold bool) clie
 	f.mu.Unlock()
 	if f.panic {
 		panic("decider exploded")
+	}
+	if f.hang {
+		select {}
 	}
 	if f.wait {
 		<-ctx.Done()
@@ -183,6 +187,7 @@ func TestCommandAnswers(t *testing.T) {
 		{"oversized stdin", &fakeDecider{d: allow}, io.MultiReader(strings.NewReader(`{"a":"`), bytes.NewReader(bytes.Repeat([]byte("a"), MaxInput+10))), time.Minute, true, "over the"},
 		{"decider holds past the deadline", &fakeDecider{d: allow, wait: true}, strings.NewReader(input), 50 * time.Millisecond, true, "waiting ended"},
 		{"stdin never closes", &fakeDecider{d: allow}, blockingReader{}, 50 * time.Millisecond, true, "no decision within"},
+		{"decider ignores the deadline", &fakeDecider{hang: true}, strings.NewReader(input), 50 * time.Millisecond, true, "no decision within"},
 		{"decider panics", &fakeDecider{panic: true}, strings.NewReader(input), time.Minute, true, "decider exploded"},
 	}
 	for _, c := range cases {
