@@ -278,6 +278,7 @@ func TestHTTPHandler(t *testing.T) {
 		{"over the bound", NewHTTPHandler(&fakeDecider{d: allow}), "POST", "application/json", bytes.NewReader(bytes.Repeat([]byte(" "), MaxInput+2)), resp{200, true, ""}},
 		{"hold ends", &HTTPHandler{Decider: &fakeDecider{wait: true}, Hold: 50 * time.Millisecond}, "POST", "application/json", strings.NewReader(input), resp{200, true, ""}},
 		{"decider panics", NewHTTPHandler(&fakeDecider{panic: true}), "POST", "application/json", strings.NewReader(input), resp{200, true, ""}},
+		{"decider ignores the deadline", &HTTPHandler{Decider: &fakeDecider{hang: true}, Hold: 50 * time.Millisecond}, "POST", "application/json", strings.NewReader(input), resp{200, true, ""}},
 		{"no decider", &HTTPHandler{}, "POST", "application/json", strings.NewReader(input), resp{200, true, ""}},
 		{"GET", NewHTTPHandler(&fakeDecider{d: allow}), "GET", "", nil, resp{405, false, ""}},
 		{"form post", NewHTTPHandler(&fakeDecider{d: allow}), "POST", "application/x-www-form-urlencoded", strings.NewReader("a=b"), resp{415, false, ""}},
