@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -8,7 +9,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -68,6 +71,11 @@ func runHook(ctx context.Context, env *cmdEnv, args []string) error {
 	if fs.NArg() > 0 {
 		return deny("shield hook: unexpected arguments " + strings.Join(fs.Args(), " "))
 	}
+	// A hook process lives for one call and holds at most one bounded input: it runs without
+	// garbage collection (the installed command also sets GOGC=off for the package
+	// initialisation) up to a memory limit, where the collector runs again.
+	debug.SetGCPercent(-1)
+	debug.SetMemoryLimit(256 << 20)
 	opts := client.Options{Socket: conn.socket, Runtime: string(rt), EvalTimeout: min(*timeout, 10*time.Second)}
 	if conn.addr != "" {
 		opts.Addr, opts.Token = conn.addr, lookupEnv(conn.tokenEnv)
@@ -102,6 +110,7 @@ func runHookInstall(env *cmdEnv, args []string) error {
 	codexHome := fs.String("codex-home", "", "codex: the Codex home (default $CODEX_HOME, else ~/.codex); its config.toml gets the hook's trust entry")
 	timeoutSec := fs.Int("timeout", 300, "the runtime's hook timeout in seconds; the hook itself answers 10 s before it")
 	shieldPath := fs.String("shield", "", "absolute path of the shield binary the runtime runs (default: this binary)")
+	codexBin := fs.String("codex-bin", "codex", "codex: the Codex CLI used to check that Codex lists the hook as trusted (skipped, with a warning, when not found)")
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
@@ -198,8 +207,75 @@ func runHookInstall(env *cmdEnv, args []string) error {
 		if dir != "" {
 			fmt.Fprintf(env.stdout, "project %s marked trusted in %s (Codex loads a project's hooks only then)\n", dir, configPath)
 		}
+		// Codex skips a hook it does not trust without a word: ask the installed Codex.
+		bin, err := exec.LookPath(*codexBin)
+		if err != nil {
+			fmt.Fprintf(env.stderr, "WARNING: %s not found: not checked that Codex runs the hook (check with /hooks in codex)\n", *codexBin)
+			return nil
+		}
+		cwd := dir
+		if cwd == "" {
+			if cwd, err = os.Getwd(); err != nil {
+				return err
+			}
+		}
+		st, err := codexHookStatus(bin, chome, cwd, key)
+		if err != nil {
+			return fmt.Errorf("checking the hook with %s: %w", bin, err)
+		}
+		if st.TrustStatus != "trusted" || !st.Enabled {
+			return fmt.Errorf("Codex lists the hook %s as %s (enabled %v): it would not run", key, st.TrustStatus, st.Enabled)
+		}
+		fmt.Fprintf(env.stdout, "checked: %s lists the hook as trusted and enabled\n", bin)
 	}
 	return nil
+}
+
+// codexHookStatus asks `codex app-server` (with CODEX_HOME=home, in cwd) how it lists the hook
+// with key.
+func codexHookStatus(bin, home, cwd, key string) (hook.CodexHookStatus, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "app-server")
+	cmd.Dir = cwd
+	cmd.Env = append(os.Environ(), "CODEX_HOME="+home)
+	// stdin stays open until the answer: app-server stops at end of input.
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return hook.CodexHookStatus{}, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return hook.CodexHookStatus{}, err
+	}
+	if err := cmd.Start(); err != nil {
+		return hook.CodexHookStatus{}, err
+	}
+	defer func() { in.Close(); cmd.Process.Kill(); cmd.Wait() }()
+	if _, err := in.Write(hook.CodexHooksListRequest(cwd)); err != nil {
+		return hook.CodexHookStatus{}, err
+	}
+	sc := bufio.NewScanner(io.LimitReader(out, 16<<20))
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for sc.Scan() {
+		hooks, ok, err := hook.ParseCodexHooksList(sc.Bytes())
+		if err != nil {
+			return hook.CodexHookStatus{}, err
+		}
+		if !ok {
+			continue
+		}
+		for _, h := range hooks {
+			if h.Key == key {
+				return h, nil
+			}
+		}
+		return hook.CodexHookStatus{}, fmt.Errorf("Codex does not list the hook %s", key)
+	}
+	if ctx.Err() != nil {
+		return hook.CodexHookStatus{}, fmt.Errorf("no answer to hooks/list in 30 s")
+	}
+	return hook.CodexHookStatus{}, fmt.Errorf("app-server ended without answering hooks/list: %v", sc.Err())
 }
 
 // hookCommand is the command line the runtime runs: absolute paths only (a runtime that cannot
@@ -218,7 +294,10 @@ func hookCommand(rt hook.Runtime, conn hookConn, shieldPath string, hookTimeout 
 	if !filepath.IsAbs(shieldPath) {
 		return "", usageError{"hook install: --shield must be an absolute path"}
 	}
-	parts := []string{shQuote(shieldPath), "hook", string(rt), "--timeout", hookTimeout.String()}
+	// GOGC=off: the collector otherwise runs during the package initialisation of this one binary,
+	// a few milliseconds of every call; the hook bounds its memory itself (SetMemoryLimit). Both
+	// runtimes run the command through a shell, which takes the assignment.
+	parts := []string{"GOGC=off", shQuote(shieldPath), "hook", string(rt), "--timeout", hookTimeout.String()}
 	if conn.addr != "" {
 		parts = append(parts, "--addr", shQuote(conn.addr), "--token-env", shQuote(conn.tokenEnv))
 	} else {
@@ -269,8 +348,16 @@ func readSettings(path string) ([]byte, error) {
 	return b, nil
 }
 
-// writeSettings replaces path atomically, keeping its mode (0600 for a new file).
+// writeSettings replaces path atomically, keeping its mode (0600 for a new file). A symlink (a
+// dotfiles checkout) is followed: its target is replaced, the link kept.
 func writeSettings(path string, b []byte) error {
+	if st, err := os.Lstat(path); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+		target, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		path = target
+	}
 	mode := fs.FileMode(0o600)
 	if st, err := os.Stat(path); err == nil {
 		mode = st.Mode().Perm()

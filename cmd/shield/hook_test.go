@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -141,7 +142,7 @@ func TestHookInstall(t *testing.T) {
 	}
 	pre := s.Hooks["PreToolUse"]
 	if len(s.Permissions["allow"]) != 1 || len(pre) != 1 || pre[0].Matcher != ".*" ||
-		pre[0].Hooks[0].Command != "'/opt/shield bin/shield' hook claude-code --timeout 4m50s --socket /run/shield/shield.sock" ||
+		pre[0].Hooks[0].Command != "GOGC=off '/opt/shield bin/shield' hook claude-code --timeout 4m50s --socket /run/shield/shield.sock" ||
 		pre[0].Hooks[0].Timeout != 300 {
 		t.Fatalf("settings after two installs:\n%s", b)
 	}
@@ -149,9 +150,25 @@ func TestHookInstall(t *testing.T) {
 		t.Errorf("mode changed to %v", st.Mode().Perm())
 	}
 
+	// A settings file that is a symlink stays one; its target gets the hook.
+	real := filepath.Join(dir, "dotfiles-settings.json")
+	os.WriteFile(real, []byte(`{"model":"opus"}`), 0o600)
+	link := filepath.Join(dir, "linked", "settings.json")
+	os.MkdirAll(filepath.Dir(link), 0o755)
+	os.Symlink(real, link)
+	if code, out, errs := runCmd(t, "", "hook", "install", "claude-code", "--settings", link, "--shield", "/usr/bin/shield"); code != 0 {
+		t.Fatalf("install through a symlink: %d %q %q", code, out, errs)
+	}
+	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the symlink was replaced: %v", err)
+	}
+	if b, _ := os.ReadFile(real); !strings.Contains(string(b), "hook claude-code") || !strings.Contains(string(b), "opus") {
+		t.Errorf("target after install:\n%s", b)
+	}
+
 	codexHome := filepath.Join(dir, "codex-home")
 	for i := 0; i < 2; i++ {
-		if code, out, errs := runCmd(t, "", "hook", "install", "codex", "--codex-home", codexHome, "--shield", "/usr/bin/shield", "--timeout", "120"); code != 0 {
+		if code, out, errs := runCmd(t, "", "hook", "install", "codex", "--codex-home", codexHome, "--shield", "/usr/bin/shield", "--timeout", "120", "--codex-bin", "/nonexistent/codex"); code != 0 || !strings.Contains(errs, "WARNING") {
 			t.Fatalf("codex install %d: exit %d %q %q", i, code, out, errs)
 		}
 	}
@@ -163,6 +180,17 @@ func TestHookInstall(t *testing.T) {
 	key := `[hooks.state."` + filepath.Join(codexHome, "hooks.json") + `:pre_tool_use:0:0"]`
 	if strings.Count(string(config), key) != 1 || strings.Count(string(config), "trusted_hash = \"sha256:") != 1 {
 		t.Errorf("config.toml:\n%s", config)
+	}
+	// The install asks Codex how it lists the hook; a Codex that does not trust it fails the install.
+	fake := filepath.Join(dir, "fake-codex")
+	answer := `{"id":2,"result":{"data":[{"cwd":"/","hooks":[{"key":"` + filepath.Join(codexHome, "hooks.json") + `:pre_tool_use:0:0","trustStatus":"%s","enabled":true}]}]}}`
+	for status, wantCode := range map[string]int{"modified": 1, "trusted": 0} {
+		script := "#!/bin/sh\nread a; read b; read c\necho '{\"id\":1,\"result\":{}}'\necho '" + fmt.Sprintf(answer, status) + "'\n"
+		os.WriteFile(fake, []byte(script), 0o755)
+		code, out, errs := runCmd(t, "", "hook", "install", "codex", "--codex-home", codexHome, "--shield", "/usr/bin/shield", "--timeout", "120", "--codex-bin", fake)
+		if code != wantCode || (status == "modified" && !strings.Contains(errs, "modified")) || (status == "trusted" && !strings.Contains(out, "checked:")) {
+			t.Errorf("Codex says %s: exit %d %q %q", status, code, out, errs)
+		}
 	}
 	if code, _, _ := runCmd(t, "", "hook", "install", "codex", "--codex-home", codexHome, "--timeout", "5"); code != 2 {
 		t.Errorf("a timeout below 15 s was accepted")

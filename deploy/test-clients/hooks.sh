@@ -11,15 +11,19 @@ CODEX_VERSION=0.169.0
 CACHE=${TEST_CLIENTS_CACHE:-$PWD/.cache/test-clients}
 GO=${GO:-go}
 
-# npm_install DIR PACKAGE@VERSION: install once into DIR (kept between runs).
+# npm_install DIR PACKAGE@VERSION BIN [POSTINSTALL]: install once into DIR (kept between runs)
+# without running install scripts, then run the one postinstall needed (Claude Code's copies its
+# platform binary into place, offline) and check that BIN answers --version.
 npm_install() {
-  local dir=$1 pkg=$2
+  local dir=$1 pkg=$2 bin=$3 post=${4:-}
   if [ -f "$dir/.installed" ] && [ "$(cat "$dir/.installed")" = "$pkg" ]; then
     return 0
   fi
-  mkdir -p "$dir"
+  rm -rf "$dir" && mkdir -p "$dir"
   echo '{"name":"shield-test-clients","private":true}' >"$dir/package.json"
-  (cd "$dir" && timeout 900 npm install --no-audit --no-fund --loglevel=error "$pkg") || return 1
+  (cd "$dir" && timeout 900 npm install --no-audit --no-fund --ignore-scripts --loglevel=error "$pkg") || return 1
+  if [ -n "$post" ]; then (cd "$dir" && node "$post") || return 1; fi
+  "$dir/node_modules/.bin/$bin" --version >/dev/null || return 1
   echo "$pkg" >"$dir/.installed"
 }
 
@@ -41,10 +45,11 @@ if [ "$need_network" = 1 ] && ! timeout 30 npm ping >/dev/null 2>&1; then
   exit 0
 fi
 claude="" codex=""
-if npm_install "$CACHE/claude-code-$CLAUDE_CODE_VERSION" "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION"; then
+if npm_install "$CACHE/claude-code-$CLAUDE_CODE_VERSION" "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION" claude \
+  node_modules/@anthropic-ai/claude-code/install.cjs; then
   claude="$CACHE/claude-code-$CLAUDE_CODE_VERSION/node_modules/.bin/claude"
 fi
-if npm_install "$CACHE/codex-$CODEX_VERSION" "@openai/codex@$CODEX_VERSION"; then
+if npm_install "$CACHE/codex-$CODEX_VERSION" "@openai/codex@$CODEX_VERSION" codex; then
   codex="$CACHE/codex-$CODEX_VERSION/node_modules/.bin/codex"
 fi
 if [ -z "$claude" ] && [ -z "$codex" ]; then

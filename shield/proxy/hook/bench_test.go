@@ -40,23 +40,27 @@ func reportPercentiles(b *testing.B, d []time.Duration) {
 	b.ReportMetric(float64(d[len(d)*99/100].Microseconds())/1000, "p99-ms")
 }
 
-// BenchmarkHookProcess is what a runtime pays per tool call: start `shield hook claude-code`, pipe
-// the hook input, wait for its answer (an ALLOW: exit 0, no output) from a real appliance
-// (`shield serve`, unix socket, every decision audited). "repeated" sends the same command (a
-// verdict-cache hit), "unique" a new one each time (a full evaluation).
+// BenchmarkHookProcess is what a runtime pays per tool call: start `shield hook claude-code` as
+// `shield hook install` writes it (GOGC=off), pipe the hook input, wait for its answer (an ALLOW:
+// exit 0, no output) from a real appliance (`shield serve`, unix socket, every decision audited).
+// "repeated" sends the same command (a verdict-cache hit), "unique" a new one each time (a full
+// evaluation); "unique-gc" is "unique" without GOGC=off.
 func BenchmarkHookProcess(b *testing.B) {
 	bin := shieldBinary(b)
 	root := b.TempDir()
 	a := startAppliance(b, bin, root, "/work/proj")
-	for _, mode := range []string{"repeated", "unique"} {
+	for _, mode := range []string{"repeated", "unique", "unique-gc"} {
 		b.Run(mode, func(b *testing.B) {
 			var lat []time.Duration
 			for i := 0; b.Loop(); i++ {
 				cmdline := "ls -la"
-				if mode == "unique" {
-					cmdline = fmt.Sprintf("ls -la src/dir%d", i)
+				if mode != "repeated" {
+					cmdline = fmt.Sprintf("ls -la src/%s/dir%d", mode, i)
 				}
 				cmd := exec.Command(bin, "hook", "claude-code", "--socket", a.socket)
+				if mode != "unique-gc" {
+					cmd.Env = append(os.Environ(), "GOGC=off")
+				}
 				cmd.Stdin = bytes.NewReader(benchInput(cmdline))
 				var out bytes.Buffer
 				cmd.Stdout, cmd.Stderr = &out, &out

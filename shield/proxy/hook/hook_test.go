@@ -27,6 +27,7 @@ type fakeDecider struct {
 	holds []bool
 	d     client.Decision
 	wait  bool // block until ctx ends, then refuse as the client does
+	hang  bool // block forever, ignoring ctx
 	panic bool
 }
 
@@ -36,6 +37,9 @@ func (f *fakeDecider) Decide(ctx context.Context, c client.Call, hold bool) clie
 	f.mu.Unlock()
 	if f.panic {
 		panic("decider exploded")
+	}
+	if f.hang {
+		select {}
 	}
 	if f.wait {
 		<-ctx.Done()
@@ -183,6 +187,7 @@ func TestCommandAnswers(t *testing.T) {
 		{"oversized stdin", &fakeDecider{d: allow}, io.MultiReader(strings.NewReader(`{"a":"`), bytes.NewReader(bytes.Repeat([]byte("a"), MaxInput+10))), time.Minute, true, "over the"},
 		{"decider holds past the deadline", &fakeDecider{d: allow, wait: true}, strings.NewReader(input), 50 * time.Millisecond, true, "waiting ended"},
 		{"stdin never closes", &fakeDecider{d: allow}, blockingReader{}, 50 * time.Millisecond, true, "no decision within"},
+		{"decider ignores the deadline", &fakeDecider{hang: true}, strings.NewReader(input), 50 * time.Millisecond, true, "no decision within"},
 		{"decider panics", &fakeDecider{panic: true}, strings.NewReader(input), time.Minute, true, "decider exploded"},
 	}
 	for _, c := range cases {
@@ -273,6 +278,7 @@ func TestHTTPHandler(t *testing.T) {
 		{"over the bound", NewHTTPHandler(&fakeDecider{d: allow}), "POST", "application/json", bytes.NewReader(bytes.Repeat([]byte(" "), MaxInput+2)), resp{200, true, ""}},
 		{"hold ends", &HTTPHandler{Decider: &fakeDecider{wait: true}, Hold: 50 * time.Millisecond}, "POST", "application/json", strings.NewReader(input), resp{200, true, ""}},
 		{"decider panics", NewHTTPHandler(&fakeDecider{panic: true}), "POST", "application/json", strings.NewReader(input), resp{200, true, ""}},
+		{"decider ignores the deadline", &HTTPHandler{Decider: &fakeDecider{hang: true}, Hold: 50 * time.Millisecond}, "POST", "application/json", strings.NewReader(input), resp{200, true, ""}},
 		{"no decider", &HTTPHandler{}, "POST", "application/json", strings.NewReader(input), resp{200, true, ""}},
 		{"GET", NewHTTPHandler(&fakeDecider{d: allow}), "GET", "", nil, resp{405, false, ""}},
 		{"form post", NewHTTPHandler(&fakeDecider{d: allow}), "POST", "application/x-www-form-urlencoded", strings.NewReader("a=b"), resp{415, false, ""}},

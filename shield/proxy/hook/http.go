@@ -84,15 +84,32 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Write([]byte("{}"))
 }
 
-// decide asks the decider, turning a panic into a deny.
-func (h *HTTPHandler) decide(ctx context.Context, in Input) (a Answer) {
-	defer func() {
-		if p := recover(); p != nil {
-			a = Denied(fmt.Sprintf("the hook handler failed: %v", p))
-		}
-	}()
+// decide asks the decider, turning a panic into a deny, and answers deny once ctx has ended
+// (plus a short grace) even if the decider has not returned.
+func (h *HTTPHandler) decide(ctx context.Context, in Input) Answer {
 	if h.Decider == nil {
 		return Denied("no decider configured")
 	}
-	return AnswerFor(h.Decider.Decide(ctx, in.Call(), true))
+	done := make(chan Answer, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				done <- Denied(fmt.Sprintf("the hook handler failed: %v", p))
+			}
+		}()
+		done <- AnswerFor(h.Decider.Decide(ctx, in.Call(), true))
+	}()
+	select {
+	case a := <-done:
+		return a
+	case <-ctx.Done():
+	}
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case a := <-done:
+		return a
+	case <-t.C:
+		return Denied("no decision within the hook's deadline")
+	}
 }

@@ -426,3 +426,51 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// CodexHookStatus is one hook as Codex's app-server lists it (hooks/list).
+type CodexHookStatus struct {
+	Key         string `json:"key"`
+	Command     string `json:"command"`
+	CurrentHash string `json:"currentHash"`
+	TrustStatus string `json:"trustStatus"`
+	Enabled     bool   `json:"enabled"`
+}
+
+// CodexHooksListRequest is what to write to `codex app-server` (stdio, one JSON object per line,
+// no "jsonrpc" field) to list the hooks it would run in cwd.
+func CodexHooksListRequest(cwd string) []byte {
+	cwds, _ := marshalNoEscape([]string{cwd})
+	return []byte(`{"id":1,"method":"initialize","params":{"clientInfo":{"name":"shield","version":"0"},"capabilities":{"experimentalApi":true}}}` + "\n" +
+		`{"method":"initialized"}` + "\n" +
+		`{"id":2,"method":"hooks/list","params":{"cwds":` + string(cwds) + `}}` + "\n")
+}
+
+// ParseCodexHooksList reads one app-server output line: ok is true when it is the answer to the
+// hooks/list request (id 2); an error answer is an error.
+func ParseCodexHooksList(line []byte) (hooks []CodexHookStatus, ok bool, err error) {
+	var msg struct {
+		ID     *int `json:"id"`
+		Result *struct {
+			Data []struct {
+				Hooks []CodexHookStatus `json:"hooks"`
+			} `json:"data"`
+		} `json:"result"`
+		Error *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(line, &msg) != nil || msg.ID == nil || *msg.ID != 2 {
+		return nil, false, nil
+	}
+	if msg.Error != nil || msg.Result == nil {
+		m := "no result"
+		if msg.Error != nil {
+			m = msg.Error.Message
+		}
+		return nil, true, fmt.Errorf("codex hooks/list: %s", m)
+	}
+	for _, d := range msg.Result.Data {
+		hooks = append(hooks, d.Hooks...)
+	}
+	return hooks, true, nil
+}

@@ -169,3 +169,21 @@ func TestTomlQuoteRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+func TestParseCodexHooksList(t *testing.T) {
+	t.Parallel()
+	line := `{"id":2,"result":{"data":[{"cwd":"/w","hooks":[{"key":"/h/hooks.json:pre_tool_use:0:0","eventName":"preToolUse","command":"x","currentHash":"sha256:1","trustStatus":"trusted","enabled":true}],"warnings":[],"errors":[]}]}}`
+	hooks, ok, err := ParseCodexHooksList([]byte(line))
+	if !ok || err != nil || len(hooks) != 1 || hooks[0].TrustStatus != "trusted" || hooks[0].Key != "/h/hooks.json:pre_tool_use:0:0" {
+		t.Fatalf("%+v %v %v", hooks, ok, err)
+	}
+	if _, ok, _ := ParseCodexHooksList([]byte(`{"id":1,"result":{}}`)); ok {
+		t.Error("the initialize answer taken for hooks/list")
+	}
+	if _, ok, err := ParseCodexHooksList([]byte(`{"id":2,"error":{"code":-32601,"message":"nope"}}`)); !ok || err == nil {
+		t.Error("an error answer is not an error")
+	}
+	if !strings.Contains(string(CodexHooksListRequest(`/a "b"`)), `"cwds":["/a \"b\""]`) {
+		t.Errorf("%s", CodexHooksListRequest(`/a "b"`))
+	}
+}

@@ -442,7 +442,8 @@ func codexCase(e runtimeEnv, project bool) runtimeCase {
 			if !hooked {
 				return env
 			}
-			args := []string{"codex", "--codex-home", home, "--addr", a.addr, "--token-env", "SHIELD_TEST_HOOK_TOKEN", "--timeout", "90"}
+			// --codex-bin: the install asks this Codex whether it trusts the hook.
+			args := []string{"codex", "--codex-home", home, "--addr", a.addr, "--token-env", "SHIELD_TEST_HOOK_TOKEN", "--timeout", "90", "--codex-bin", e.codex}
 			if project {
 				args = append(args, "--project", work)
 			}
@@ -460,6 +461,7 @@ func install(t *testing.T, shield string, env []string, args ...string) {
 	t.Helper()
 	for i := 0; i < 2; i++ {
 		cmd := exec.Command(shield, append([]string{"hook", "install"}, args...)...)
+		cmd.Dir = t.TempDir()
 		cmd.Env = append(os.Environ(), env...)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
