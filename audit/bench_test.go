@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -19,14 +20,26 @@ func benchDecision(i int) *Decision {
 }
 
 // BenchmarkAppendDurable measures durable (fsynced) appends/s with 1024 concurrent appenders,
-// as the pipeline produces them. Each op is one record.
+// as the pipeline produces them. Each op is one record. records/commit is how many records one
+// commit (write, signed checkpoint, fsync hand-off) carried.
 func BenchmarkAppendDurable(b *testing.B) {
-	l, err := Open(Config{Dir: b.TempDir()})
+	for _, par := range []int{8, 512} {
+		for _, tc := range []struct {
+			name string
+			wait time.Duration
+		}{{"group-wait", 0}, {"no-wait", -1}} {
+			b.Run(fmt.Sprintf("appenders=%d/%s", par*runtime.GOMAXPROCS(0), tc.name), func(b *testing.B) { benchAppendDurable(b, par, tc.wait) })
+		}
+	}
+}
+
+func benchAppendDurable(b *testing.B, par int, wait time.Duration) {
+	l, err := Open(Config{Dir: b.TempDir(), GroupCommitWait: wait})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer l.Close()
-	b.SetParallelism(512) // × GOMAXPROCS goroutines
+	b.SetParallelism(par) // × GOMAXPROCS goroutines
 	b.ReportAllocs()
 	b.ResetTimer()
 	var i int64
@@ -45,6 +58,9 @@ func BenchmarkAppendDurable(b *testing.B) {
 	})
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+	if c := l.Size() - uint64(b.N); c > 0 { // one checkpoint record per commit
+		b.ReportMetric(float64(b.N)/float64(c), "records/commit")
+	}
 }
 
 // BenchmarkAppendDurableRaw is BenchmarkAppendDurable with a small pre-canonical payload: the

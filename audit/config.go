@@ -31,6 +31,11 @@ type Config struct {
 	SegmentMaxBytes int64
 	// SegmentMaxAge seals the active segment once its first record is this old. Default 24h.
 	SegmentMaxAge time.Duration
+	// GroupCommitWait bounds how long the writer waits, before committing a batch, for appenders
+	// that have entered Append and are still preparing their record, so that one write, one
+	// signed checkpoint and one fsync cover them too. It never waits when no other append is
+	// being prepared (one call in flight). Default 100µs; negative: never wait.
+	GroupCommitWait time.Duration
 	// Redact configures redaction of decision arguments. The zero value redacts with the
 	// default patterns.
 	Redact Redaction
@@ -65,6 +70,9 @@ func (c *Config) setDefaults() {
 	if c.SegmentMaxAge == 0 {
 		c.SegmentMaxAge = 24 * time.Hour
 	}
+	if c.GroupCommitWait == 0 {
+		c.GroupCommitWait = 100 * time.Microsecond
+	}
 }
 
 // Validate reports every problem with the configuration (after defaults are applied).
@@ -82,6 +90,9 @@ func (c Config) Validate() error {
 	}
 	if c.SegmentMaxBytes < 4096 {
 		errs = append(errs, fmt.Errorf("audit: segment_max_bytes %d is below 4096", c.SegmentMaxBytes))
+	}
+	if c.GroupCommitWait > 100*time.Millisecond {
+		errs = append(errs, fmt.Errorf("audit: group_commit_wait %v is over 100ms", c.GroupCommitWait))
 	}
 	if c.SegmentMaxAge < time.Second {
 		errs = append(errs, fmt.Errorf("audit: segment_max_age %v is below 1s", c.SegmentMaxAge))

@@ -370,7 +370,7 @@ func (p *Pipeline) decide(ctx context.Context, act *active, call *Call, opt Eval
 		err = fmt.Errorf("%w: %w", ErrInvalidCall, err)
 		return invalidVerdict(err), nil, err
 	}
-	hash, err := ActionHash(call.Tool, call.Arguments)
+	hash, err := actionHashDecoded(call.Tool, args, call.Arguments)
 	if err != nil {
 		err = fmt.Errorf("%w: canonicalise arguments: %w", ErrInvalidCall, err)
 		return invalidVerdict(err), nil, err

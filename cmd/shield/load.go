@@ -135,7 +135,7 @@ func runLoad(ctx context.Context, env *cmdEnv, args []string) error {
 		defer pprof.StopCPUProfile()
 	}
 	if *matrix {
-		fmt.Fprintf(env.stdout, "| in flight | calls | calls/s | p50 | p99 | %s |\n|---|---|---:|---:|---:|---:|\n", cpuLabel)
+		fmt.Fprintf(env.stdout, "| in flight | calls | calls/s | p50 | p99 | %s |\n|---:|---|---:|---:|---:|---:|\n", cpuLabel)
 		failed := false
 		for _, uniq := range []bool{false, true} {
 			for _, n := range []int{1, 16, 64, 256} {

@@ -67,7 +67,15 @@
 // reported if any matched; otherwise every matched escalate rule; otherwise every matched allow
 // rule. An exception to a block belongs in that rule's condition, not in an allow rule.
 //
-// Every evaluation is bounded by a CEL cost limit (per evaluation of the fused program) and
-// honours the context; an exceeded limit, a cancelled context or any other evaluation error is
-// returned as an error (the failing rule is named), never an allow.
+// Rules are gated (gate.go): at compile time each rule gets a necessary condition for it to be
+// true or to fail (class, tool, command names, effect kinds, non-empty lists, …); per call, the
+// fused program evaluates only the rules whose condition holds (each rule is guarded by a gate
+// variable), and nothing when none holds. A rule whose shape the analysis does not recognise is
+// always evaluated. `shield policy lint` lists those.
+//
+// Each rule's worst-case cost is estimated statically at compile time (cost.go: cel-go's
+// estimator with the normaliser's bounds on list sizes and string lengths); a rule over
+// Options.CostLimit is a compile error. Evaluation honours the context (the pipeline's tier
+// timeout): a cancelled context or any other evaluation error is returned as an error (the
+// failing rule is named), never an allow.
 package celrules

@@ -59,4 +59,12 @@
 //	allow contains ... if { ... }
 //
 // Findings are ordered deny, escalate, allow, and by rule id within each.
+//
+// # Gating
+//
+// With that plain decision document (and no `with` in any module), each deny/escalate/allow rule
+// gets a necessary condition at load and the served modules call a gate built-in first in each
+// such rule: a rule whose condition does not hold for the call is not evaluated, and when none
+// holds the evaluation is skipped (the decision is then empty). See gate.go for the shapes
+// recognised and why skipping never changes a verdict, including an error's.
 package regoeval
