@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -336,8 +337,23 @@ func auditQueryCmd(ctx context.Context, env *cmdEnv, src *auditSource, f *auditR
 	if *f.limit < 1 || *f.limit > 100_000 {
 		return usageError{"--limit must be 1..100000"}
 	}
+	// A filter value no record can hold would silently print nothing: refuse it instead.
+	decision := strings.ToUpper(*f.decision)
+	switch decision {
+	case "", "ALLOW", "BLOCK", "ESCALATE":
+	default:
+		return usageError{fmt.Sprintf("--decision %q: want ALLOW, BLOCK or ESCALATE", *f.decision)}
+	}
+	if *f.tier < -1 || *f.tier > 3 {
+		return usageError{fmt.Sprintf("--tier %d: want 0..3 (or -1 for any)", *f.tier)}
+	}
+	for _, t := range f.types {
+		if !slices.Contains(auditTypes, audit.Type(t)) {
+			return usageError{fmt.Sprintf("--type %q: want one of %s", t, joinTypes(auditTypes))}
+		}
+	}
 	req := &shieldv1.QueryAuditRequest{SessionId: *f.session, AgentId: *f.agent, Tool: *f.tool, ActionClass: *f.class,
-		Decision: *f.decision, Rule: *f.rule, Types: f.types, Filter: *f.filter, NewestFirst: *f.newest}
+		Decision: decision, Rule: *f.rule, Types: f.types, Filter: *f.filter, NewestFirst: *f.newest}
 	var err error
 	if req.Since, err = parseAuditTime(*f.since); err != nil {
 		return err
@@ -522,6 +538,79 @@ func auditExportCmd(ctx context.Context, env *cmdEnv, src *auditSource, f *audit
 	return nil
 }
 
+// auditTypes are the record types Shield writes (audit.Type constants).
+var auditTypes = []audit.Type{audit.TypeDecision, audit.TypeBundleActivated, audit.TypeSandboxCanaryResult,
+	audit.TypeApprovalRequested, audit.TypeApprovalResolved, audit.TypeServiceStart, audit.TypeServiceStop,
+	audit.TypeCheckpoint, audit.TypeRecovered, audit.TypeAnchored, audit.TypeAgentEvent}
+
+func joinTypes(ts []audit.Type) string {
+	s := make([]string, len(ts))
+	for i, t := range ts {
+		s[i] = string(t)
+	}
+	return strings.Join(s, ", ")
+}
+
+// auditRow is the union of the payload members the table shows, over every record type.
+type auditRow struct {
+	// decision
+	Decision    string   `json:"decision"`
+	Tier        *int     `json:"tier"`
+	Tool        string   `json:"tool"`
+	ActionClass string   `json:"action_class"`
+	SessionID   string   `json:"session_id"`
+	Rules       []string `json:"rules"`
+	Reason      string   `json:"reason"`
+	// approval_requested, approval_resolved
+	ID       string `json:"id"`
+	State    string `json:"state"`
+	Resolver string `json:"resolver"`
+	Comment  string `json:"comment"`
+	// service_start/stop, bundle_activated, agent_event, checkpoint, recovered, anchored
+	Version        string  `json:"version"`
+	BundleRevision string  `json:"bundle_revision"`
+	Event          string  `json:"event"`
+	Detail         any     `json:"detail"`
+	Size           *uint64 `json:"size"`
+}
+
+// cells returns the DECISION, TIER and REASON cells of a record of any type.
+func (p *auditRow) cells(t audit.Type) (decision, tier, reason string) {
+	if p.Tier != nil && t == audit.TypeDecision {
+		tier = strconv.Itoa(*p.Tier)
+	}
+	switch t {
+	case audit.TypeDecision:
+		return p.Decision, tier, p.Reason
+	case audit.TypeApprovalRequested, audit.TypeApprovalResolved:
+		decision = strings.ToUpper(p.State)
+		reason = p.Reason
+		if p.Resolver != "" {
+			reason = "by " + p.Resolver
+			if p.Comment != "" {
+				reason += ": " + p.Comment
+			}
+		}
+		return decision, "", strings.TrimSpace(p.ID + " " + reason)
+	case audit.TypeServiceStart, audit.TypeServiceStop, audit.TypeBundleActivated:
+		return "", "", strings.TrimSpace(strings.TrimSpace("version "+p.Version) + " " + p.BundleRevision)
+	case audit.TypeAgentEvent:
+		d := ""
+		if p.Detail != nil {
+			b, _ := json.Marshal(p.Detail)
+			d = string(b)
+		}
+		return "", "", strings.TrimSpace(p.Event + " " + d)
+	case audit.TypeCheckpoint:
+		if p.Size != nil {
+			return "", "", fmt.Sprintf("covers %d records", *p.Size)
+		}
+	case audit.TypeRecovered:
+		return "", "", p.Reason
+	}
+	return "", tier, p.Reason
+}
+
 // printAuditRecords writes records as a table, or as stored lines.
 func printAuditRecords(w io.Writer, recs []*audit.Record, asJSON bool) error {
 	if asJSON {
@@ -536,14 +625,12 @@ func printAuditRecords(w io.Writer, recs []*audit.Record, asJSON bool) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SEQ\tTIME\tTYPE\tDECISION\tTIER\tTOOL\tCLASS\tSESSION\tRULES\tREASON")
 	for _, r := range recs {
-		var d audit.Decision
-		tier := ""
-		if r.Type == audit.TypeDecision && json.Unmarshal(r.Payload, &d) == nil {
-			tier = strconv.Itoa(d.Tier)
-		}
+		var p auditRow
+		_ = json.Unmarshal(r.Payload, &p) // a payload of another shape prints its known cells only
+		dec, tier, reason := p.cells(r.Type)
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Seq, r.Time.Format(time.RFC3339Nano), r.Type,
-			auditCell(d.Decision), tier, auditCell(d.Tool), auditCell(d.ActionClass), auditCell(d.SessionID),
-			auditCell(strings.Join(d.Rules, ",")), auditCell(d.Reason))
+			auditCell(dec), tier, auditCell(p.Tool), auditCell(p.ActionClass), auditCell(p.SessionID),
+			auditCell(strings.Join(p.Rules, ",")), auditCell(reason))
 	}
 	return tw.Flush()
 }
