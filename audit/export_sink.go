@@ -27,13 +27,55 @@ type JSONLSink struct {
 }
 
 // NewJSONLFile opens path for appending (created with mode 0600). Send returns once the lines
-// are fsynced.
+// are fsynced. A torn last line (a crash mid-write: never acknowledged, so it will be sent
+// again) is cut off first, so that every line of the file is a whole event.
 func NewJSONLFile(path string) (*JSONLSink, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open export file: %w", err)
 	}
+	if err := cutTornLine(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("export file %s: %w", path, err)
+	}
 	return &JSONLSink{w: f, f: f, sync: true}, nil
+}
+
+// cutTornLine truncates f after its last newline.
+func cutTornLine(f *os.File) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	end := fi.Size()
+	buf := make([]byte, 64<<10)
+	for off := end; off > 0; {
+		n := int64(len(buf))
+		if off < n {
+			n = off
+		}
+		off -= n
+		if _, err := f.ReadAt(buf[:n], off); err != nil {
+			return err
+		}
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			if cut := off + int64(i) + 1; cut != end {
+				return truncateSync(f, cut)
+			}
+			return nil
+		}
+	}
+	if end > 0 { // no newline at all: one torn line
+		return truncateSync(f, 0)
+	}
+	return nil
+}
+
+func truncateSync(f *os.File, size int64) error {
+	if err := f.Truncate(size); err != nil {
+		return err
+	}
+	return f.Sync()
 }
 
 // NewJSONLWriter writes lines to w (stdout): Send returns once w accepted them.

@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -351,5 +352,33 @@ func TestHTTPSinkRecovers(t *testing.T) {
 	<-done
 	if accepted.Load() != 10 {
 		t.Errorf("receiver accepted %d events after recovering, want 10", accepted.Load())
+	}
+}
+
+// TestJSONLFileCutsTornLine: a line torn by a crash mid-write is cut when the file is opened
+// again, so the re-sent batch starts on a line of its own.
+func TestJSONLFileCutsTornLine(t *testing.T) {
+	for _, tc := range []struct{ before, after string }{
+		{"{\"seq\":1}\n{\"seq\":2", "{\"seq\":1}\n"},
+		{"{\"se", ""},
+		{"{\"seq\":1}\n", "{\"seq\":1}\n"},
+		{"", ""},
+	} {
+		p := t.TempDir() + "/out.jsonl"
+		if err := os.WriteFile(p, []byte(tc.before), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s, err := NewJSONLFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Send(context.Background(), []ExportEvent{{JSON: []byte(`{"seq":2}`)}}); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		got, _ := os.ReadFile(p)
+		if want := tc.after + "{\"seq\":2}\n"; string(got) != want {
+			t.Errorf("file %q after reopen and send: %q, want %q", tc.before, got, want)
+		}
 	}
 }

@@ -37,6 +37,10 @@ const auditUsage = `verify|query|get|tail|export [FLAGS]
   get    SEQ [--proof]                     one record (and its inclusion proof)
   tail   [-n N] [--follow]                 the last records (--follow needs --addr)
   export [--from SEQ] [--to SEQ] [--out F] the stored lines, verbatim (JSON lines)
+  export --sink jsonl|syslog|http [--follow] [--cursor F] [--format ocsf|record] [--type T]...
+         jsonl: [--out F]   syslog: --address H:P [--tls --ca F --cert F --key F] [--facility N]
+         http: --url U [--token-env VAR] [--header 'K: V']... [--ca F]
+                                           ship to a SIEM, at least once, resuming from --cursor
 
 query, get, tail and export read the files in --dir, or ask a running service with --addr.`
 
@@ -170,6 +174,7 @@ type auditReadFlags struct {
 
 func runAuditRead(ctx context.Context, env *cmdEnv, sub string, args []string) error {
 	fs := newFlagSet(env, "audit "+sub, "[FLAGS]")
+	var sinkFlags func(string) (*ExportConfig, error)
 	f := auditReadFlags{
 		stateDir: fs.String("state-dir", "", "state directory (default $STATE_DIRECTORY, /var/lib/shield as root, else $XDG_STATE_HOME/shield)"),
 		dir:      fs.String("dir", "", "audit log directory (default <state-dir>/audit)"),
@@ -197,12 +202,32 @@ func runAuditRead(ctx context.Context, env *cmdEnv, sub string, args []string) e
 		f.limit = fs.Int("n", 20, "records to print")
 		f.follow = fs.Bool("follow", false, "keep printing new records (needs --addr)")
 	case "export":
-		f.from = fs.Uint64("from", 0, "first seq")
+		f.from = fs.Uint64("from", 0, "first seq (with --sink and --cursor: only when the cursor file does not exist yet)")
 		f.to = fs.Uint64("to", 0, "stop before this seq (0: the end)")
-		f.out = fs.String("out", "", "write to this file (default stdout)")
+		f.out = fs.String("out", "", "write to this file (default stdout); with --sink jsonl: appended, fsynced per batch")
+		f.follow = fs.Bool("follow", false, "with --sink: keep shipping new records until interrupted")
+		sinkFlags = addExportFlags(fs)
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if sinkFlags != nil {
+		c, err := sinkFlags(*f.out)
+		if err != nil {
+			return err
+		}
+		if c != nil {
+			if *f.addr != "" {
+				return usageError{"--sink reads the files in --dir (inside serve, use the export: section of the config)"}
+			}
+			if fs.NArg() != 0 {
+				return usageError{"export takes no arguments"}
+			}
+			return auditExportSinkCmd(ctx, env, *f.stateDir, *f.dir, c, *f.follow, *f.from, *f.to)
+		}
+		if *f.follow {
+			return usageError{"--follow needs --sink"}
+		}
 	}
 	src, err := openAuditSource(*f.stateDir, *f.dir, *f.addr)
 	if err != nil {

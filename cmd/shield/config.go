@@ -52,6 +52,8 @@ type Config struct {
 	// Limits bounds connections, streams and concurrent calls (see server.Limits). Default: the
 	// safe caps documented in deploy/shield.yaml, sized below RLIMIT_NOFILE.
 	Limits server.Limits `yaml:"limits"`
+	// Export ships the audit trail to a SIEM (jsonl, syslog, http; see ExportConfig). Default: off.
+	Export *ExportConfig `yaml:"export"`
 	// Dev lets a loopback TCP listener act with every role (never in production). Flag only.
 	Dev bool `yaml:"-"`
 }
@@ -407,6 +409,11 @@ func (c *Config) Validate() error {
 	}
 	if c.Judge != nil {
 		if err := c.Judge.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if c.Export != nil {
+		if err := c.Export.Validate(); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -251,6 +251,11 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 		return fmt.Errorf("rekor anchoring: %w", err)
 	}
 	defer stopAnchor()
+	stopExport, err := startExport(ctx, cfg, al, reg, log) // SIEM shipping: reads the trail, off the decision path
+	if err != nil {
+		return err
+	}
+	defer stopExport()
 
 	var escalation []shield.Tier
 	j, err := newJudge(cfg, judge.WithRegisterer(reg))
