@@ -285,7 +285,7 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	m := shield.NewMetrics(reg)
 	p, err := shield.New(shield.Config{
 		Escalation: escalation,
-		Recorder:   al,
+		Recorder:   m.Recorder(al), // timed: shield_audit_write_duration_seconds
 		CacheSize:  cfg.Pipeline.CacheSize,
 		Timeout:    cfg.Pipeline.Timeout,
 		Limits:     normalize.Limits{MaxBytes: cfg.Pipeline.MaxArgumentBytes},
@@ -295,6 +295,7 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 		return err
 	}
 	a.pipeline = p
+	registerServiceMetrics(reg, a, approvals) // build/bundle info, pending approvals, checkpoint, Rekor lag
 	// The watcher exists before any request can ask for reload counts.
 	if cfg.Policy.Path != "" {
 		opt, _ := loadOptions(cfg) // read successfully above

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+
+	shieldv1 "github.com/shieldsec/shield/proto/shield/v1"
+)
+
+// scrapeSeries returns every series of the metrics endpoint: "name{labels}" → value text.
+func scrapeSeries(t *testing.T, url string) map[string]string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out := map[string]string{}
+	sc := bufio.NewScanner(io.LimitReader(resp.Body, 16<<20))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 {
+			t.Fatalf("metrics line %q", line)
+		}
+		out[line[:i]] = line[i+1:]
+	}
+	return out
+}
+
+// family is the metric name of a series key.
+func family(series string) string {
+	if i := strings.IndexByte(series, '{'); i >= 0 {
+		return series[:i]
+	}
+	return series
+}
+
+// freeLoopbackAddr returns a loopback address nothing listens on (just now).
+func freeLoopbackAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// TestMetricLabelsBounded drives the real service with two rounds of calls that share nothing
+// but their shape (new sessions, agents, tools, paths, hosts, approval ids, each round) and
+// fails if the second round adds any series: a label fed from input would add one per call.
+// It also checks that no label value carries an input-derived marker, and that the series the
+// dashboard and alerts rely on exist.
+func TestMetricLabelsBounded(t *testing.T) {
+	dir := t.TempDir()
+	tokens := filepath.Join(dir, "tokens")
+	const agentToken = "agent-token-metrics-0123456789"
+	os.WriteFile(tokens, []byte(agentToken+" agent runtime-m\n"), 0o600)
+	addr, maddr := freeLoopbackAddr(t), freeLoopbackAddr(t)
+	cfg := &Config{Listen: []string{addr}, MetricsListen: maddr, Auth: AuthConfigForTest(tokens)}
+	startServe(t, cfg)
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	uconn, err := grpc.NewClient("unix://"+cfg.Socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer uconn.Close()
+	agent := shieldv1.NewShieldServiceClient(conn)
+	approvals := shieldv1.NewApprovalServiceClient(uconn)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	actx := metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+agentToken)
+
+	round := func(k int) {
+		const n = 12
+		var escalated []*shieldv1.EvaluateRequest
+		var ids []string
+		for i := 0; i < n; i++ {
+			mark := fmt.Sprintf("zq%dx%d", k, i) // an input-derived marker no label may carry
+			cc := &shieldv1.CallContext{SessionId: "sess-" + mark, AgentId: "agent-" + mark}
+			calls := []*shieldv1.ToolCall{
+				{CallId: "c1-" + mark, Tool: "Bash", ArgumentsJson: fmt.Sprintf(`{"command":"go vet ./pkg-%s/..."}`, mark)},
+				{CallId: "c2-" + mark, Tool: "Bash", ArgumentsJson: fmt.Sprintf(`{"command":"rm -rf /srv/%s"}`, mark)},
+				{CallId: "c3-" + mark, Tool: "http_request", ArgumentsJson: fmt.Sprintf(`{"url":"http://169.254.169.254/%s"}`, mark)},
+				{CallId: "c4-" + mark, Tool: "tool-" + mark, ArgumentsJson: fmt.Sprintf(`{"x":"%s"}`, mark)},
+				{CallId: "c5-" + mark, Tool: "Bash", ArgumentsJson: fmt.Sprintf(`{"command":"curl -u admin:%s https://h-%s.example/"}`, mark, mark)},
+			}
+			for _, c := range calls {
+				req := &shieldv1.EvaluateRequest{Call: c, Context: cc}
+				resp, err := agent.Evaluate(actx, req)
+				if err != nil {
+					t.Fatalf("evaluate %s: %v", c.Tool, err)
+				}
+				if id := resp.GetVerdict().GetEscalationId(); id != "" {
+					escalated = append(escalated, req)
+					ids = append(ids, id)
+				}
+			}
+		}
+		if len(ids) < n {
+			t.Fatalf("round %d: %d escalations, want at least %d (unknown tools)", k, len(ids), n)
+		}
+		// Approve half (and run the approved calls: tier 3 ALLOW with an approval rule), deny
+		// the rest.
+		for j, id := range ids {
+			if _, err := approvals.Resolve(ctx, &shieldv1.ResolveApprovalRequest{Id: id, Approve: j%2 == 0, Comment: "c-" + id}); err != nil {
+				t.Fatalf("resolve %s: %v", id, err)
+			}
+			if j%2 == 0 {
+				if _, err := agent.Evaluate(actx, escalated[j]); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	url := "http://" + maddr + "/metrics"
+	round(1)
+	first := scrapeSeries(t, url)
+	round(2)
+	second := scrapeSeries(t, url)
+
+	var grown []string
+	for s := range second {
+		if _, ok := first[s]; !ok {
+			grown = append(grown, s)
+		}
+	}
+	sort.Strings(grown)
+	if len(grown) > 0 {
+		t.Errorf("series added by a round of new inputs (an unbounded label):\n%s", strings.Join(grown, "\n"))
+	}
+	marker := regexp.MustCompile(`zq\d+x\d+|apr_`)
+	for s := range second {
+		if marker.MatchString(s) {
+			t.Errorf("label carries an input value: %s", s)
+		}
+	}
+	// The series the dashboard and the alert rules use (deploy/grafana, deploy/prometheus).
+	families := map[string]bool{}
+	for s := range second {
+		families[family(s)] = true
+	}
+	for _, want := range []string{"shield_decisions_total", "shield_rule_hits_total", "shield_approvals_pending",
+		"shield_approvals_oldest_pending_age_seconds", "shield_audit_write_duration_seconds_bucket", "shield_audit_checkpoint_age_seconds",
+		"shield_audit_checkpoint_uncovered_records", "shield_build_info", "shield_bundle_info", "shield_audit_log_healthy",
+		"shield_policy_reload_failures_total", "shield_evaluate_duration_seconds_bucket"} {
+		if !families[want] {
+			t.Errorf("no %s series", want)
+		}
+	}
+	if n := second[`shield_rule_hits_total{decision="ALLOW",rule="approval"}`]; n == "" || n == "0" {
+		t.Errorf("approved calls not counted under rule=\"approval\": %q", n)
+	}
+	if n := second["shield_approvals_pending"]; n != "0" {
+		t.Errorf("shield_approvals_pending = %s after every request was resolved, want 0", n)
+	}
+	t.Logf("%d series after round 1, %d after round 2", len(first), len(second))
+}
