@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -18,6 +19,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
+
+	"go.yaml.in/yaml/v3"
 
 	shieldv1 "github.com/shieldsec/shield/proto/shield/v1"
 )
@@ -77,7 +80,11 @@ func TestMetricLabelsBounded(t *testing.T) {
 	const agentToken = "agent-token-metrics-0123456789"
 	os.WriteFile(tokens, []byte(agentToken+" agent runtime-m\n"), 0o600)
 	addr, maddr := freeLoopbackAddr(t), freeLoopbackAddr(t)
-	cfg := &Config{Listen: []string{addr}, MetricsListen: maddr, Auth: AuthConfigForTest(tokens)}
+	cfg := &Config{Listen: []string{addr}, MetricsListen: maddr, Auth: AuthConfigForTest(tokens),
+		// Export and Rekor on, so that their series exist too (Rekor at a closed port: uploads
+		// fail in the background, decisions are unaffected).
+		Export: &ExportConfig{Sink: "jsonl", Path: filepath.Join(dir, "export.jsonl")}}
+	cfg.Audit.Rekor.URL = "http://" + freeLoopbackAddr(t)
 	startServe(t, cfg)
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -179,4 +186,100 @@ func TestMetricLabelsBounded(t *testing.T) {
 		t.Errorf("shield_approvals_pending = %s after every request was resolved, want 0", n)
 	}
 	t.Logf("%d series after round 1, %d after round 2", len(first), len(second))
+	checkDeployExprs(t, families)
+}
+
+// conditionalSeries have no series in the test service (a component it does not run, or a
+// vector nothing fed); each names the source file that registers it (checked).
+var conditionalSeries = map[string]string{
+	"shield_judge_outcomes_total": "../../shield/judge/judge.go",
+	// Registered always, but a vector has no series until a call is shed.
+	"shield_requests_shed_total": "../../shield/server/shed.go",
+}
+
+// checkDeployExprs: every series the Grafana dashboard and the alert rules name is one the
+// service registers (or a recording rule of the rules file, or Prometheus's own "up").
+func checkDeployExprs(t *testing.T, families map[string]bool) {
+	t.Helper()
+	var exprs []string
+	dash, err := os.ReadFile("../../deploy/grafana/shield.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Panels []struct {
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+		Templating struct {
+			List []struct {
+				Definition string `json:"definition"`
+			} `json:"list"`
+		} `json:"templating"`
+	}
+	if err := json.Unmarshal(dash, &d); err != nil {
+		t.Fatalf("dashboard JSON: %v", err)
+	}
+	for _, p := range d.Panels {
+		for _, tg := range p.Targets {
+			exprs = append(exprs, tg.Expr)
+		}
+	}
+	for _, v := range d.Templating.List {
+		if v.Definition != "" { // the data source variable has none
+			exprs = append(exprs, v.Definition)
+		}
+	}
+	var rules struct {
+		Groups []struct {
+			Rules []struct {
+				Record string `yaml:"record"`
+				Alert  string `yaml:"alert"`
+				Expr   string `yaml:"expr"`
+			} `yaml:"rules"`
+		} `yaml:"groups"`
+	}
+	rb, err := os.ReadFile("../../deploy/prometheus/shield-alerts.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(rb, &rules); err != nil {
+		t.Fatalf("alert rules YAML: %v", err)
+	}
+	recorded := map[string]bool{}
+	alerts := 0
+	for _, g := range rules.Groups {
+		for _, r := range g.Rules {
+			exprs = append(exprs, r.Expr)
+			if r.Record != "" {
+				recorded[r.Record] = true
+			}
+			if r.Alert != "" {
+				alerts++
+			}
+		}
+	}
+	if len(d.Panels) < 10 || alerts < 5 {
+		t.Fatalf("dashboard has %d panels and the rules %d alerts: files not read as expected", len(d.Panels), alerts)
+	}
+	name := regexp.MustCompile(`\b(shield[_:][a-z0-9_:]+|up)\b`)
+	for _, e := range exprs {
+		if strings.TrimSpace(e) == "" {
+			t.Errorf("empty expression in the dashboard or rules")
+		}
+		for _, m := range name.FindAllString(e, -1) {
+			switch {
+			case m == "up", recorded[m], families[m], families[m+"_bucket"]:
+			case conditionalSeries[m] != "":
+				src, err := os.ReadFile(conditionalSeries[m])
+				if err != nil || !strings.Contains(string(src), `"`+m+`"`) {
+					t.Errorf("%s is not registered in %s", m, conditionalSeries[m])
+				}
+			default:
+				t.Errorf("expression %q names %s, which the service does not register", e, m)
+			}
+		}
+	}
 }
