@@ -39,6 +39,8 @@ func TestRedactText(t *testing.T) {
 		{"json text", `{"client_secret": "abc\"def", "id": "x"}`, `{"client_secret": [REDACTED], "id": "x"}`},
 		{"yaml text", "db:\n  db_password: hunter2\n  host: h", "db:\n  db_password: [REDACTED]\n  host: h"},
 		{"aws key id", "AKIAABCDEFGHIJKLMNOP", "[REDACTED]"},
+		// Over-redaction, documented: a uid:gid cannot be told from user:password.
+		{"docker -u uid:gid", "docker run -u 1000:1000 img", "docker run -u 1000:[REDACTED] img"},
 		// Look-alikes that stay.
 		{"git push -u", "git push -u origin main:main", "git push -u origin main:main"},
 		{"sort -u", "sort -u a.txt", "sort -u a.txt"},
