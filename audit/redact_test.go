@@ -136,3 +136,48 @@ func TestRedactPayloadEveryType(t *testing.T) {
 		})
 	}
 }
+
+// FuzzRedactPayload: any payload is either refused or redacted into valid canonical JSON that a
+// second pass leaves unchanged, and a value planted under a secret member never survives.
+func FuzzRedactPayload(f *testing.F) {
+	f.Add(`{"command":"curl -u admin:hunter2 https://x"}`, "hunter2")
+	f.Add(`{"detail":"AWS_SECRET_ACCESS_KEY=wJalr aws s3 ls","n":1e400}`, "wJalr")
+	f.Add(`{"a":[{"Authorization":"Basic YWRtaW4="}],"b":"https://u:p@h/"}`, "YWRtaW4=")
+	f.Add(`{"x":"\u2028 password: pw1 \n  token: t0k"}`, "t0k")
+	f.Add(`[]`, "")
+	x, err := NewRedactor(Redaction{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, payload, secret string) {
+		out, _, err := x.Payload(json.RawMessage(payload))
+		if err != nil {
+			return
+		}
+		if !json.Valid(out) {
+			t.Fatalf("redacted payload is not JSON: %q", out)
+		}
+		again, paths, err := x.Payload(out)
+		if err != nil || len(paths) != 0 || !bytes.Equal(again, out) {
+			t.Fatalf("second pass changed %v (%v):\n%s\n%s", paths, err, out, again)
+		}
+		// A planted secret under a secret-looking member is always masked.
+		if secret == "" || strings.Contains(RedactedMark, secret) {
+			return
+		}
+		planted, err := json.Marshal(map[string]any{"password": secret, "inner": json.RawMessage(out)})
+		if err != nil {
+			return
+		}
+		red, _, err := x.Payload(planted)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v struct {
+			Password string `json:"password"`
+		}
+		if json.Unmarshal(red, &v) != nil || v.Password != RedactedMark {
+			t.Fatalf("planted secret survived: %s", red)
+		}
+	})
+}
