@@ -449,7 +449,11 @@ func (s *Shipper) events(recs []*Record) ([]ExportEvent, error) {
 		default:
 			o, err := OCSF(&rr, OCSFOptions{Host: s.cfg.Host, Version: s.cfg.Version, Redacted: paths})
 			if err != nil {
-				return nil, fmt.Errorf("map record %d to OCSF: %w", r.Seq, err)
+				// Never stop the trail for one record: ship it as a Base Event saying so.
+				rr.Payload = json.RawMessage(`{}`)
+				o, _ = OCSF(&rr, OCSFOptions{Host: s.cfg.Host, Version: s.cfg.Version, Redacted: []string{""}})
+				msg, _ := json.Marshal("export: payload not mapped: " + err.Error())
+				o = append(append(append(o[:len(o)-1], `,"status_detail":`...), msg...), '}')
 			}
 			ev.JSON = o
 		}

@@ -88,6 +88,37 @@ type ocsfPayload struct {
 	Event   string `json:"event"`
 }
 
+// decodeOCSFPayload reads the members the mapping uses, leniently: a member of another type
+// (service_start's "rules" is an object of counts) or a payload that is not an object leaves
+// those members empty; the whole payload is kept under "unmapped" anyway.
+func decodeOCSFPayload(raw json.RawMessage) ocsfPayload {
+	var m map[string]json.RawMessage
+	var p ocsfPayload
+	if json.Unmarshal(raw, &m) != nil {
+		return p
+	}
+	str := func(k string) string {
+		var s string
+		if v, ok := m[k]; ok && json.Unmarshal(v, &s) == nil {
+			return s
+		}
+		return ""
+	}
+	strs := func(k string) []string {
+		var s []string
+		if v, ok := m[k]; ok && json.Unmarshal(v, &s) == nil {
+			return s
+		}
+		return nil
+	}
+	p = ocsfPayload{ActionClass: str("action_class"), AgentID: str("agent_id"), BundleDigest: str("bundle_digest"),
+		BundleRevision: str("bundle_revision"), CallID: str("call_id"), Caller: str("caller"), Decision: str("decision"),
+		DecisionID: str("decision_id"), Error: str("error"), Reason: str("reason"), Rules: strs("rules"), Runtime: str("runtime"),
+		SessionID: str("session_id"), Tool: str("tool"), ID: str("id"), State: str("state"), Resolver: str("resolver"),
+		Approvers: strs("approvers"), Comment: str("comment"), Version: str("version"), Event: str("event")}
+	return p
+}
+
 // severity is the OCSF severity_id of a record.
 func severity(t Type, decision string) int {
 	switch t {
@@ -110,10 +141,7 @@ func severity(t Type, decision string) int {
 
 // OCSF maps one record (its payload already redacted) to an OCSF event, as one JSON line.
 func OCSF(r *Record, o OCSFOptions) ([]byte, error) {
-	var p ocsfPayload
-	if err := json.Unmarshal(r.Payload, &p); err != nil {
-		return nil, fmt.Errorf("decode payload: %w", err)
-	}
+	p := decodeOCSFPayload(r.Payload)
 	sev := severity(r.Type, p.Decision)
 	ev := map[string]any{
 		"time":        r.Time.UnixMilli(),

@@ -148,3 +148,16 @@ func FuzzOCSF(f *testing.F) {
 		}
 	})
 }
+
+// TestOCSFLenient: members of unexpected types (service_start's rules is an object of counts)
+// do not stop the mapping; the payload is kept whole.
+func TestOCSFLenient(t *testing.T) {
+	ev := ocsfEvent(t, TypeServiceStart, `{"version":"v2","rules":{"cel":68,"rego":146},"pid":7}`)
+	if ev["class_uid"] != 6002.0 || ev["app"].(map[string]any)["version"] != "v2" {
+		t.Errorf("service_start with a rules object: %v", ev)
+	}
+	ev = ocsfEvent(t, TypeDecision, `{"decision":"BLOCK","tool":["not","a","string"],"rules":"x"}`)
+	if ev["disposition_id"] != 2.0 || ev["api"].(map[string]any)["operation"] != "decision" {
+		t.Errorf("decision with odd members: %v", ev)
+	}
+}

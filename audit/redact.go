@@ -134,7 +134,10 @@ func (x *Redactor) Payload(p json.RawMessage) (json.RawMessage, []string, error)
 	if x == nil || x.r == nil {
 		return nil, nil, errors.New("redact payload: no redactor")
 	}
-	if x.r.off || len(p) == 0 || !x.r.mayMatch(p) {
+	if !json.Valid(p) {
+		return nil, nil, errors.New("redact payload: not valid JSON")
+	}
+	if x.r.off || !x.r.mayMatch(p) {
 		return p, nil, nil
 	}
 	var v any

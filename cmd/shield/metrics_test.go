@@ -187,6 +187,23 @@ func TestMetricLabelsBounded(t *testing.T) {
 	}
 	t.Logf("%d series after round 1, %d after round 2", len(first), len(second))
 	checkDeployExprs(t, families)
+
+	// The export: section ships the trail from inside serve: the decisions reach the file as
+	// OCSF events, redacted.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		b, _ := os.ReadFile(filepath.Join(dir, "export.jsonl"))
+		if n := strings.Count(string(b), `"class_uid":6003`); n >= 2*12*5 {
+			if strings.Contains(string(b), "admin:zq") {
+				t.Errorf("exported events hold a basic-auth password")
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("export file holds %d API Activity events, want at least %d:\n%.2000s", strings.Count(string(b), `"class_uid":6003`), 2*12*5, b)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // conditionalSeries have no series in the test service (a component it does not run, or a
