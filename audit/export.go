@@ -233,6 +233,11 @@ func (s *Shipper) wanted(t Type) bool {
 	return slices.Contains(s.cfg.Types, t)
 }
 
+// ErrSinkRefused is wrapped by sink errors that retrying will not fix by itself (a receiver
+// certificate the configured CA did not sign, an HTTP 4xx answer): a one-shot run stops at once;
+// a following shipper keeps retrying with back-off (the receiver may be fixed), never skipping.
+var ErrSinkRefused = errors.New("the sink refused the batch")
+
 // ErrCursorMismatch is wrapped when the trail does not hold, at the cursor, the record the
 // cursor says was shipped last.
 var ErrCursorMismatch = errors.New("the audit trail does not match the export cursor")
@@ -478,7 +483,7 @@ func (s *Shipper) send(ctx context.Context, events []ExportEvent, follow bool) e
 			return ctx.Err()
 		}
 		s.failed(events[0].Seq, attempt, err)
-		if !follow && attempt >= s.cfg.MaxAttempts {
+		if !follow && (attempt >= s.cfg.MaxAttempts || errors.Is(err, ErrSinkRefused)) {
 			return fmt.Errorf("ship records from seq %d: %d attempts failed, the last: %w", events[0].Seq, attempt, err)
 		}
 		if err := s.sleep(ctx, delay); err != nil {

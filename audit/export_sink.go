@@ -193,6 +193,10 @@ func (s *SyslogSink) Send(ctx context.Context, events []ExportEvent) error {
 	if s.conn == nil {
 		c, err := s.dial(ctx)
 		if err != nil {
+			var cv *tls.CertificateVerificationError
+			if errors.As(err, &cv) {
+				return fmt.Errorf("connect to syslog %s: %w: %w", s.cfg.Address, ErrSinkRefused, err)
+			}
 			return fmt.Errorf("connect to syslog %s: %w", s.cfg.Address, err)
 		}
 		s.conn = c
@@ -372,7 +376,7 @@ func (s *HTTPSink) Send(ctx context.Context, events []ExportEvent) error {
 		var se *errHTTPStatus
 		if errors.As(err, &se) {
 			if !se.retryable() {
-				return err
+				return fmt.Errorf("post %d events to %s: %w: %w", len(events), s.cfg.URL, ErrSinkRefused, err)
 			}
 			if se.retryAfter > 0 {
 				delay = min(max(delay, se.retryAfter), s.cfg.RetryMax)

@@ -11,6 +11,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/json"
+	"errors"
 	"io"
 	"math/big"
 	"net"
@@ -380,5 +381,23 @@ func TestJSONLFileCutsTornLine(t *testing.T) {
 		if want := tc.after + "{\"seq\":2}\n"; string(got) != want {
 			t.Errorf("file %q after reopen and send: %q, want %q", tc.before, got, want)
 		}
+	}
+}
+
+// TestOneShotStopsOnRefusal: a refusal retrying cannot fix (HTTP 4xx) ends a one-shot run at
+// once, without moving the cursor.
+func TestOneShotStopsOnRefusal(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.WriteHeader(http.StatusForbidden)
+	}))
+	defer srv.Close()
+	l := exportLog(t, 2)
+	sink, _ := NewHTTPSink(HTTPConfig{URL: srv.URL})
+	sh, _ := NewShipper(ExportConfig{MaxAttempts: 5}, l, sink)
+	err := sh.Run(context.Background(), false)
+	if !errors.Is(err, ErrSinkRefused) || calls.Load() != 1 || sh.Stats().Next != 0 {
+		t.Fatalf("Run: %v after %d requests, cursor %d; want ErrSinkRefused after 1, cursor 0", err, calls.Load(), sh.Stats().Next)
 	}
 }
