@@ -216,7 +216,9 @@ func startExport(ctx context.Context, cfg *Config, al auditLog, reg prometheus.R
 	if err != nil {
 		return nil, fmt.Errorf("export: %w", err)
 	}
-	sh, err := audit.NewShipper(cfg.Export.shipperConfig(cursor, log), h.log, sink)
+	ec := cfg.Export.shipperConfig(cursor, log)
+	ec.Redact = audit.Redaction{Keys: cfg.Audit.RedactKeys, Values: cfg.Audit.RedactValues} // the log's own patterns
+	sh, err := audit.NewShipper(ec, h.log, sink)
 	if err != nil {
 		sink.Close()
 		return nil, err
