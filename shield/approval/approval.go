@@ -288,6 +288,7 @@ func (s *Service) record(ctx context.Context, typ string, a *Approval) {
 
 // redactArgs replaces a.Arguments (as received) by their redacted form.
 func redactArgs(red *audit.Redactor, a *Approval) error {
+	a.Reason = red.Text(a.Reason) // as a decision record's reason
 	if len(a.Arguments) == 0 {
 		return nil
 	}
@@ -592,7 +593,7 @@ func (s *Service) ResolveGrant(ctx context.Context, id string, approve bool, com
 				}
 			}
 		}
-		a.Resolver, a.Comment = resolver, comment
+		a.Resolver, a.Comment = resolver, s.red.Text(comment)
 		if a.State != Pending {
 			a.ResolvedAt = now
 		}

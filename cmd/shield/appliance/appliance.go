@@ -109,6 +109,7 @@ type Appliance struct {
 
 	shadow     *shadow.Evaluator // nil: no shadow bundle
 	stopAnchor func()
+	stopExport func()
 	closeOnce  sync.Once
 
 	// EngineStopIsFatal ends Run when a hosted engine stops for good (its agent's crash budget
@@ -184,7 +185,7 @@ func New(ctx context.Context, cfg *Config, log *slog.Logger) (_ *Appliance, err 
 	if err := CheckStateDir(cfg.StateDir); err != nil {
 		return nil, err
 	}
-	a := &Appliance{cfg: cfg, log: log, reg: prometheus.NewRegistry(), pol: p.policy, mux: http.NewServeMux(), stopAnchor: func() {}}
+	a := &Appliance{cfg: cfg, log: log, reg: prometheus.NewRegistry(), pol: p.policy, mux: http.NewServeMux(), stopAnchor: func() {}, stopExport: func() {}}
 	defer func() {
 		if err != nil {
 			a.Close()
@@ -208,6 +209,11 @@ func New(ctx context.Context, cfg *Config, log *slog.Logger) (_ *Appliance, err 
 	if a.stopAnchor, err = startAnchoring(ctx, cfg, a.audit, log); err != nil {
 		a.stopAnchor = func() {}
 		return nil, fmt.Errorf("rekor anchoring: %w", err)
+	}
+	// SIEM shipping: reads the trail, off the decision path.
+	if a.stopExport, err = startExport(ctx, cfg, a.audit, reg, log); err != nil {
+		a.stopExport = func() {}
+		return nil, err
 	}
 
 	var escalation []shield.Tier
@@ -237,7 +243,7 @@ func New(ctx context.Context, cfg *Config, log *slog.Logger) (_ *Appliance, err 
 	m := shield.NewMetrics(reg)
 	if a.pipeline, err = shield.New(shield.Config{
 		Escalation: escalation,
-		Recorder:   a.shadow.Recorder(a.audit),
+		Recorder:   a.shadow.Recorder(m.Recorder(a.audit)), // audit writes timed: shield_audit_write_duration_seconds
 		CacheSize:  cfg.Pipeline.CacheSize,
 		Timeout:    cfg.Pipeline.Timeout,
 		Limits:     normalize.Limits{MaxBytes: cfg.Pipeline.MaxArgumentBytes},
@@ -245,6 +251,7 @@ func New(ctx context.Context, cfg *Config, log *slog.Logger) (_ *Appliance, err 
 	}, pol); err != nil {
 		return nil, err
 	}
+	registerServiceMetrics(reg, a, a.approvals) // build/bundle info, pending approvals, checkpoint, Rekor lag
 	// The watcher exists before any request can ask for reload counts.
 	if cfg.Policy.Path != "" {
 		opt, _ := LoadOptions(cfg) // read successfully by prepare
@@ -502,6 +509,7 @@ func (a *Appliance) Close() {
 			_ = a.metrics.Close()
 		}
 		a.shadow.Close()
+		a.stopExport()
 		a.stopAnchor()
 		if a.approvals != nil {
 			_ = a.approvals.Close()

@@ -52,6 +52,8 @@ type Config struct {
 	// Limits bounds connections, streams and concurrent calls (see server.Limits). Default: the
 	// safe caps documented in deploy/shield.yaml, sized below RLIMIT_NOFILE.
 	Limits server.Limits `yaml:"limits"`
+	// Export ships the audit trail to a SIEM (jsonl, syslog, http; see ExportConfig). Default: off.
+	Export *ExportConfig `yaml:"export"`
 	// Engines are the agent engines the appliance hosts, one per workspace: each runs a sandboxed
 	// agent and consults this appliance's ShieldService in process. Default: none.
 	Engines []EngineConfig `yaml:"engines"`
@@ -482,6 +484,11 @@ func (c *Config) Validate() error {
 	}
 	if c.Judge != nil {
 		if err := c.Judge.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if c.Export != nil {
+		if err := c.Export.Validate(); err != nil {
 			errs = append(errs, err)
 		}
 	}
