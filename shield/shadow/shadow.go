@@ -54,7 +54,8 @@ type Config struct {
 	Append func(ctx context.Context, typ audit.Type, payload any) error
 	// QueueSize bounds the calls waiting; 0 means DefaultQueueSize.
 	QueueSize int
-	// QueueBytes bounds the argument bytes waiting; 0 means DefaultQueueBytes.
+	// QueueBytes bounds the bytes of the calls waiting (arguments and context strings); 0 means
+	// DefaultQueueBytes.
 	QueueBytes int64
 	// Timeout bounds each of the two evaluations of a call; 0 means DefaultTimeout.
 	Timeout time.Duration
@@ -108,6 +109,7 @@ type Evaluator struct {
 // job is what the worker needs of one live decision (copied: the caller's call is not kept).
 type job struct {
 	call       shield.Call
+	bytes      int64 // callBytes(call), counted against QueueBytes
 	decisionID string
 	tier       int
 	decision   shield.Decision
@@ -199,7 +201,7 @@ func (e *Evaluator) Offer(rec *shield.DecisionRecord) bool {
 		return false
 	default:
 	}
-	n := int64(len(rec.Call.Arguments))
+	n := callBytes(rec.Call)
 	if e.qbytes.Add(n) > e.cfg.QueueBytes {
 		e.qbytes.Add(-n)
 		e.drop()
@@ -214,7 +216,7 @@ func (e *Evaluator) Offer(rec *shield.DecisionRecord) bool {
 		}
 	}
 	v := rec.Verdict
-	j := job{call: c, decisionID: v.DecisionID, tier: v.Tier, decision: v.Decision, rules: slices.Clone(v.Rules),
+	j := job{call: c, bytes: n, decisionID: v.DecisionID, tier: v.Tier, decision: v.Decision, rules: slices.Clone(v.Rules),
 		actionHash: v.ActionHash, class: v.ActionClass}
 	select {
 	case e.queue <- j:
@@ -224,6 +226,17 @@ func (e *Evaluator) Offer(rec *shield.DecisionRecord) bool {
 		e.drop()
 		return false
 	}
+}
+
+// callBytes is what a queued call holds: its arguments and every context string (labels
+// included, up to 64 of 4 KiB each).
+func callBytes(c *shield.Call) int64 {
+	n := len(c.Arguments) + len(c.ID) + len(c.Tool) + len(c.Context.SessionID) + len(c.Context.AgentID) +
+		len(c.Context.Runtime) + len(c.Context.Cwd) + len(c.Context.Caller)
+	for k, v := range c.Context.Labels {
+		n += len(k) + len(v)
+	}
+	return int64(n)
 }
 
 func (e *Evaluator) drop() {
@@ -260,7 +273,7 @@ func (e *Evaluator) Close() {
 		for drained := false; !drained; {
 			select {
 			case j := <-e.queue:
-				e.qbytes.Add(-int64(len(j.call.Arguments)))
+				e.qbytes.Add(-j.bytes)
 				e.drop()
 			default:
 				drained = true
@@ -287,7 +300,7 @@ func (e *Evaluator) run(ctx context.Context) {
 				e.summary(ctx)
 			}
 		case j := <-e.queue:
-			e.qbytes.Add(-int64(len(j.call.Arguments)))
+			e.qbytes.Add(-j.bytes)
 			e.evaluate(ctx, j)
 		}
 	}

@@ -229,8 +229,13 @@ func TestShadowBoundsQueuedBytes(t *testing.T) {
 	if e.Stats().Dropped != 1 {
 		t.Errorf("stats %+v", e.Stats())
 	}
+	labelled := decision("c", "w", `{}`, shield.Allow)
+	labelled.Call.Context.Labels = map[string]string{"team": strings.Repeat("y", 200)}
+	if e.Offer(labelled) {
+		t.Error("a call whose labels exceed the byte bound was queued")
+	}
 	e.Close() // never started: returns at once, drops what is queued
-	if st := e.Stats(); st.Dropped != 2 || e.qbytes.Load() != 0 {
+	if st := e.Stats(); st.Dropped != 3 || e.qbytes.Load() != 0 {
 		t.Errorf("after Close: %+v, %d bytes", st, e.qbytes.Load())
 	}
 }
