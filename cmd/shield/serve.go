@@ -430,6 +430,7 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 				log.Info("SIGHUP: reloading the policy bundle", "path", cfg.Policy.Path)
 				_ = a.watcher.Reload("SIGHUP") // outcome logged and counted by the watcher
 			}
+			_ = reloadShadow(cfg, sh, log) // logged; off when policy.shadow is unset
 		case err := <-errc:
 			gs.Stop()
 			return fmt.Errorf("grpc server: %w", err)

@@ -68,7 +68,7 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Stats are the counters since the evaluator started.
+// Stats are the counters since the evaluator started or its candidate was last replaced.
 type Stats struct {
 	Offered   int64 `json:"offered"`
 	Dropped   int64 `json:"dropped"` // queue full (calls or bytes)
@@ -82,15 +82,14 @@ type Stats struct {
 
 // Evaluator is the shadow evaluator. Its methods are safe for concurrent use.
 type Evaluator struct {
-	cfg       Config
-	candidate *shield.Pipeline
-	queue     chan job
-	qbytes    atomic.Int64
+	cfg    Config
+	cand   atomic.Pointer[candidate]
+	queue  chan job
+	qbytes atomic.Int64
 
 	offered, dropped, evaluated, agreed, differed, errs atomic.Int64
 	mu                                                  sync.Mutex
 	changes                                             map[string]int64
-	since                                               time.Time
 
 	baseMu  sync.Mutex
 	basePol *shield.Policy
@@ -142,8 +141,9 @@ func New(cfg Config) (*Evaluator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("shadow: candidate pipeline: %w", err)
 	}
-	e := &Evaluator{cfg: cfg, candidate: cand, queue: make(chan job, cfg.QueueSize), changes: map[string]int64{},
-		since: time.Now().UTC(), stop: make(chan struct{}), done: make(chan struct{})}
+	e := &Evaluator{cfg: cfg, queue: make(chan job, cfg.QueueSize), changes: map[string]int64{},
+		stop: make(chan struct{}), done: make(chan struct{})}
+	e.cand.Store(&candidate{pol: cfg.Candidate, p: cand, since: time.Now().UTC()})
 	e.mDropped = prometheus.NewCounter(prometheus.CounterOpts{Name: "shield_shadow_dropped_total",
 		Help: "Calls not evaluated by the shadow bundle because its queue was full."})
 	e.mResults = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "shield_shadow_evaluations_total",
@@ -162,8 +162,36 @@ func New(cfg Config) (*Evaluator, error) {
 	return e, nil
 }
 
+// candidate is the bundle under evaluation and when it started.
+type candidate struct {
+	pol   *shield.Policy
+	p     *shield.Pipeline
+	since time.Time
+}
+
 // Candidate returns the candidate policy.
-func (e *Evaluator) Candidate() *shield.Policy { return e.cfg.Candidate }
+func (e *Evaluator) Candidate() *shield.Policy { return e.cand.Load().pol }
+
+// SetCandidate replaces the candidate (a reload of the shadow bundle): the old one's counters
+// are written as its last summary, and counting starts again for the new one.
+func (e *Evaluator) SetCandidate(pol *shield.Policy) error {
+	if pol == nil {
+		return errors.New("shadow: no candidate policy")
+	}
+	p, err := shield.New(shield.Config{CacheSize: -1, Timeout: e.cfg.Timeout}, pol)
+	if err != nil {
+		return fmt.Errorf("shadow: candidate pipeline: %w", err)
+	}
+	e.summary(context.Background())
+	e.cand.Store(&candidate{pol: pol, p: p, since: time.Now().UTC()})
+	for _, c := range []*atomic.Int64{&e.offered, &e.dropped, &e.evaluated, &e.agreed, &e.differed, &e.errs} {
+		c.Store(0)
+	}
+	e.mu.Lock()
+	e.changes = map[string]int64{}
+	e.mu.Unlock()
+	return nil
+}
 
 // Recorder wraps the live pipeline's recorder: each decision is recorded by next first, and
 // only once it is durable offered to the shadow queue. A nil evaluator returns next.
@@ -371,7 +399,7 @@ func (e *Evaluator) evaluate(ctx context.Context, j job) {
 	opt := shield.EvalOptions{MaxTier: &bundleTiers, DryRun: true}
 	c1, c2 := j.call, j.call
 	bv, _ := base.Evaluate(ctx, &c1, opt) // an error is a BLOCK verdict, on both sides alike
-	cv, _ := e.candidate.Evaluate(ctx, &c2, opt)
+	cv, _ := e.cand.Load().p.Evaluate(ctx, &c2, opt)
 	e.evaluated.Add(1)
 	if bv.Decision == cv.Decision {
 		e.agreed.Add(1)
@@ -417,7 +445,8 @@ func (e *Evaluator) summary(ctx context.Context) {
 	if e.cfg.Append == nil {
 		return
 	}
-	s := Summary{CandidateRevision: e.cfg.Candidate.Revision, CandidateDigest: e.cfg.Candidate.Digest, Since: e.since, Stats: e.Stats()}
+	c := e.cand.Load()
+	s := Summary{CandidateRevision: c.pol.Revision, CandidateDigest: c.pol.Digest, Since: c.since, Stats: e.Stats()}
 	if err := e.cfg.Append(context.WithoutCancel(ctx), TypeSummary, s); err != nil {
 		e.errs.Add(1)
 		e.cfg.Logger.Error("shadow summary record failed", "error", err.Error())

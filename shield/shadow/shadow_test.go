@@ -280,3 +280,35 @@ func TestShadowRecordFailureCounted(t *testing.T) {
 		t.Error("New without a candidate succeeded")
 	}
 }
+
+// Replacing the candidate closes its counters with a summary and counts afresh for the new one.
+func TestShadowSetCandidate(t *testing.T) {
+	live := policyOf("live", &tier{blocks: map[string]bool{"rm": true}})
+	var s sink
+	e, err := New(Config{Candidate: policyOf("c1", &tier{}), Live: func() *shield.Policy { return live }, Append: s.append})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Start(context.Background())
+	defer e.Close()
+	e.Offer(decision("1", "rm", `{}`, shield.Block))
+	waitFor(t, func() bool { return e.Stats().Evaluated == 1 })
+	if err := e.SetCandidate(policyOf("c2", &tier{blocks: map[string]bool{"rm": true}})); err != nil {
+		t.Fatal(err)
+	}
+	if e.Candidate().Revision != "c2" || e.Stats().Evaluated != 0 {
+		t.Fatalf("after SetCandidate: %s, %+v", e.Candidate().Revision, e.Stats())
+	}
+	sums := s.of(TypeSummary)
+	if len(sums) != 1 || !strings.Contains(string(sums[0]), `"candidate_revision":"c1"`) || !strings.Contains(string(sums[0]), `"differed":1`) {
+		t.Errorf("summary of the replaced candidate: %q", sums)
+	}
+	e.Offer(decision("2", "rm", `{}`, shield.Block))
+	waitFor(t, func() bool { return e.Stats().Evaluated == 1 })
+	if st := e.Stats(); st.Agreed != 1 || st.Differed != 0 {
+		t.Errorf("new candidate stats %+v", st)
+	}
+	if err := e.SetCandidate(nil); err == nil {
+		t.Error("SetCandidate(nil) succeeded")
+	}
+}
