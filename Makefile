@@ -8,8 +8,9 @@ PROTOC_GEN_GO_GRPC_VERSION := v1.5.1
 TOOLS := $(CURDIR)/bin/tools
 TEST_TIMEOUT ?= 25m
 FUZZTIME ?= 60s
+BENCHCOUNT ?= 5
 
-.PHONY: help deps build run test test-race bench load chaos fuzz proto lint corpus deb analyze clean
+.PHONY: help deps build run test test-race bench bench-opa load chaos fuzz proto lint corpus deb analyze clean test-clients
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -29,11 +30,20 @@ test: deps ## run every test
 test-race: deps ## run every test under the race detector (slower)
 	$(GO) test -count=1 -race -timeout 40m ./...
 
-bench: deps ## in-process benchmarks (pipeline, tiers, normaliser, audit)
-	$(GO) test -run '^$$' -bench . -benchmem ./shield/... ./policy/... ./audit/...
+bench: deps ## in-process table: pipeline miss/hit, normaliser, each tier gated and ungated (BENCHCOUNT=5)
+	@echo "machine: $$(nproc) CPUs ($$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), load average $$(cut -d' ' -f1-3 /proc/loadavg)"
+	@set -o pipefail; { $(GO) test -run '^$$' -bench 'BenchmarkPipeline|BenchmarkTiers' -benchmem -count $(BENCHCOUNT) ./shield/bundle/; \
+	  $(GO) test -run '^$$' -bench 'BenchmarkGate' -benchmem -count $(BENCHCOUNT) ./policy/gate/; } | deploy/dev/benchtable.sh
 
-load: build ## drive Evaluate over loopback gRPC: 64 in flight for 10 s
-	$(BIN) load --inflight 64 --duration 10s
+test-clients: deps ## real Claude Code and Codex (npm, cached in .cache/test-clients) offline behind Shield's hooks and proxies
+	deploy/test-clients/hooks.sh
+
+load: build ## over the wire: shield serve as its own process, 1/16/64/256 in flight, repeated and unique (LOAD_DURATION per row)
+	deploy/dev/load.sh shield $(BIN)
+
+bench-opa: build ## the same load against opa run --server on the default bundle's Rego (opa built from the Go module proxy)
+	@test -x $(TOOLS)/opa || GOBIN=$(TOOLS) $(GO) install github.com/open-policy-agent/opa@$$($(GO) list -m -f '{{.Version}}' github.com/open-policy-agent/opa)
+	deploy/dev/load.sh opa $(BIN) $(TOOLS)/opa
 
 chaos: deps ## replay the hardening review's attack classes at full size against the real binary (CHAOS_SEED=N)
 	set -o pipefail; CHAOS_FULL=1 $(GO) test -count=1 -v -timeout 60m -run '^TestChaos' ./deploy/chaos/ 2>&1 | grep -v '^=== RUN'

@@ -1,9 +1,12 @@
 // Package engine is the privileged process that runs agents for Shield: it accepts one sandboxed
 // agent on AgentService (after checking its token and canary report), serves clients on
-// ClientService, sends every tool call the agent proposes through the same Shield pipeline as
-// Evaluate, and runs only what the pipeline allows, with workspace-confined executors.
+// ClientService, asks the appliance's ShieldService about every tool call the agent proposes (see
+// Shield: in process or over the appliance's socket, never a pipeline of its own), holds an
+// escalated call until a human decides, and runs only what was allowed, with workspace-confined
+// executors.
 //
-// engine imports shield, sandbox, engine/exec and the generated agent protocol; only cmd imports it.
+// engine imports sandbox, engine/exec and the generated protocols; only cmd/shield/appliance
+// wires it.
 package engine
 
 import (
@@ -22,8 +25,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	agentv1 "github.com/shieldsec/shield/proto/agent/v1"
-	"github.com/shieldsec/shield/shield"
-	"github.com/shieldsec/shield/shield/approval"
+	shieldv1 "github.com/shieldsec/shield/proto/shield/v1"
 )
 
 // MaxToolRounds bounds the tool calls of one response.
@@ -36,13 +38,13 @@ type Recorder interface {
 
 // Config configures an Engine.
 type Config struct {
-	Pipeline *shield.Pipeline
+	// Shield decides every call (required).
+	Shield   Shield
 	Tools    *Tools
 	Sessions *Sessions
-	Recorder Recorder // nil: nothing recorded beyond the pipeline's decisions
-	// Approvals resolves tier-3 requests for ClientService.ResolveApproval (nil: unavailable).
-	Approvals *approval.Service
-	// ApprovalTimeout is reported to clients with each tier-3 request.
+	Recorder Recorder // nil: nothing recorded beyond the appliance's decisions
+	// ApprovalTimeout bounds how long an escalated call is held for a human decision (reported
+	// to clients with each tier-3 request). Default 15 minutes.
 	ApprovalTimeout time.Duration
 	// SpawnSubAgent starts sub-agents for create_agent calls (nil: the tool is not offered).
 	SpawnSubAgent SubAgentSpawner
@@ -104,8 +106,11 @@ var (
 
 // New returns an engine.
 func New(cfg Config) (*Engine, error) {
-	if cfg.Pipeline == nil || cfg.Tools == nil || cfg.Sessions == nil {
-		return nil, errors.New("engine: pipeline, tools and sessions are required")
+	if cfg.Shield == nil || cfg.Tools == nil || cfg.Sessions == nil {
+		return nil, errors.New("engine: shield, tools and sessions are required")
+	}
+	if cfg.ApprovalTimeout <= 0 {
+		cfg.ApprovalTimeout = 15 * time.Minute
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
@@ -451,27 +456,24 @@ func (t *turn) toolCall(ctx context.Context, tc *agentv1.ToolCallEvent) error {
 	if err := ev(agentv1.PipelineEvent_ACTION_STARTED, func(e *agentv1.PipelineEvent) { e.Text = tc.GetArgumentsJson() }); err != nil {
 		return err
 	}
-	call := &shield.Call{ID: tc.GetCallId(), Tool: tc.GetToolName(), Arguments: json.RawMessage(tc.GetArgumentsJson()),
-		Context: shield.CallContext{SessionID: t.sid, AgentID: t.a.id, Runtime: "shield-engine", Cwd: t.e.cfg.Tools.Workspace(),
-			Caller: "engine"}}
-	v, err := t.e.cfg.Pipeline.Evaluate(ctx, call, shield.EvalOptions{})
-	reason := v.Reason
+	r, err := t.e.gate(ctx, gateCall{callID: tc.GetCallId(), tool: tc.GetToolName(), args: tc.GetArgumentsJson(),
+		session: t.sid, agent: t.a.id, runtime: "shield-engine"},
+		func(r gateResult) error {
+			return ev(agentv1.PipelineEvent_SHIELD_VERDICT, func(e *agentv1.PipelineEvent) {
+				e.Decision, e.Reason, e.Rules, e.ActionId = r.decision, r.reason, r.rules, r.approvalID
+			})
+		},
+		func(id string, timeout time.Duration) error {
+			return ev(agentv1.PipelineEvent_TIER3_APPROVAL_REQUIRED, func(e *agentv1.PipelineEvent) {
+				e.ActionId, e.Decision, e.TimeoutSeconds = id, "ESCALATE", int64(timeout.Seconds())
+				e.Reason = "held until a human approves or denies it (shield approvals approve " + id + ")"
+			})
+		})
 	if err != nil {
-		reason = err.Error()
-	}
-	if err := ev(agentv1.PipelineEvent_SHIELD_VERDICT, func(e *agentv1.PipelineEvent) {
-		e.Decision, e.Reason, e.Rules, e.ActionId = v.Decision.String(), reason, v.Rules, v.EscalationID
-	}); err != nil {
 		return err
 	}
-	if v.Decision != shield.Allow {
-		if v.Decision == shield.Escalate {
-			_ = ev(agentv1.PipelineEvent_TIER3_APPROVAL_REQUIRED, func(e *agentv1.PipelineEvent) {
-				e.ActionId, e.Reason, e.Decision = v.EscalationID, reason, v.Decision.String()
-				e.TimeoutSeconds = int64(t.e.cfg.ApprovalTimeout.Seconds())
-			})
-		}
-		return reply(fmt.Sprintf("Shield refused this call (%s): %s", v.Decision, reason), true)
+	if !r.allowed {
+		return reply(refusal(r), true)
 	}
 	if t.otr && t.e.cfg.Tools.Writes(tc.GetToolName()) {
 		if err := ev(agentv1.PipelineEvent_OTR_BLOCKED, func(e *agentv1.PipelineEvent) { e.Reason = "off-the-record sessions cannot write" }); err != nil {
@@ -493,21 +495,17 @@ func (t *turn) toolCall(ctx context.Context, tc *agentv1.ToolCallEvent) error {
 }
 
 // ResolveApproval approves or denies a tier-3 request on behalf of the engine's client (who is
-// not the agent that asked). The agent's next identical call is then allowed once.
+// not the agent that asked), through the appliance's ApprovalService: the held call then runs, or
+// the agent gets the refusal.
 func (e *Engine) ResolveApproval(ctx context.Context, req *agentv1.ResolveApprovalRequest) (*agentv1.ResolveApprovalResponse, error) {
-	if e.cfg.Approvals == nil {
-		return nil, status.Error(codes.Unavailable, "approvals are not enabled")
+	a, err := e.cfg.Shield.Resolve(ctx, &shieldv1.ResolveApprovalRequest{Id: req.GetActionId(), Approve: req.GetApprove(), Comment: req.GetComment()})
+	if err != nil {
+		if _, ok := status.FromError(err); ok {
+			return nil, err
+		}
+		return nil, status.Error(codes.Internal, "resolve approval failed")
 	}
-	a, err := e.cfg.Approvals.Resolve(ctx, req.GetActionId(), req.GetApprove(), req.GetComment(), "client")
-	switch {
-	case errors.Is(err, approval.ErrNotFound):
-		return nil, status.Error(codes.NotFound, err.Error())
-	case errors.Is(err, approval.ErrNotPending):
-		return nil, status.Error(codes.FailedPrecondition, err.Error())
-	case err != nil:
-		return nil, status.Error(codes.PermissionDenied, err.Error())
-	}
-	return &agentv1.ResolveApprovalResponse{State: string(a.State)}, nil
+	return &agentv1.ResolveApprovalResponse{State: a.GetState()}, nil
 }
 
 // ListSessions lists persisted sessions.

@@ -24,14 +24,19 @@ import (
 )
 
 type fixture struct {
-	eng    *Engine
-	ws     string
-	conn   *grpc.ClientConn
-	client agentv1.ClientServiceClient
-	agent  agentv1.AgentServiceClient
+	approvals *approval.Service // nil: no human tier
+	eng       *Engine
+	ws        string
+	conn      *grpc.ClientConn
+	client    agentv1.ClientServiceClient
+	agent     agentv1.AgentServiceClient
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T) *fixture { t.Helper(); return newFixtureWith(t, false, 0) }
+
+// newFixtureWith builds the engine on the appliance's services in process; approvals adds the
+// human tier (an approval store) with the given timeout.
+func newFixtureWith(t *testing.T, approvals bool, timeout time.Duration) *fixture {
 	t.Helper()
 	base := t.TempDir()
 	ws := filepath.Join(base, "ws")
@@ -45,7 +50,16 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := shield.New(shield.Config{}, pol)
+	var apr *approval.Service
+	var esc []shield.Tier
+	if approvals {
+		if apr, err = approval.Open(approval.Config{Path: filepath.Join(base, "approvals.db"), Timeout: timeout}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { apr.Close() })
+		esc = append(esc, apr.Tier())
+	}
+	p, err := shield.New(shield.Config{Escalation: esc}, pol)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +72,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sess.Close() })
-	eng, err := New(Config{Pipeline: p, Tools: tools, Sessions: sess, TurnTimeout: 20 * time.Second})
+	eng, err := New(Config{Shield: newLocalShield(p, apr), Tools: tools, Sessions: sess, TurnTimeout: 20 * time.Second, ApprovalTimeout: timeout})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +92,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	return &fixture{eng: eng, ws: ws, conn: conn, client: agentv1.NewClientServiceClient(conn), agent: agentv1.NewAgentServiceClient(conn)}
+	return &fixture{eng: eng, ws: ws, conn: conn, approvals: apr, client: agentv1.NewClientServiceClient(conn), agent: agentv1.NewAgentServiceClient(conn)}
 }
 
 // scriptedAgent plays an agent: it answers each process_request with the tool calls in calls,
@@ -200,7 +214,7 @@ func TestEngineGatesToolCalls(t *testing.T) {
 
 	evs := collect(t, f, &agentv1.SendMessageRequest{Content: "tidy up"})
 	want := "LLM_TOKEN ACTION_STARTED SHIELD_VERDICT(ALLOW) ACTION_COMPLETED " +
-		"ACTION_STARTED SHIELD_VERDICT(ESCALATE) TIER3_APPROVAL_REQUIRED " +
+		"ACTION_STARTED SHIELD_VERDICT(ESCALATE) " +
 		"ACTION_STARTED SHIELD_VERDICT(BLOCK) " +
 		"ACTION_STARTED SHIELD_VERDICT(ALLOW) ACTION_COMPLETED RESPONSE_COMPLETE"
 	if got := types(evs); got != want {
@@ -281,14 +295,9 @@ func TestEngineResolveApproval(t *testing.T) {
 	if _, err := f.client.ResolveApproval(context.Background(), &agentv1.ResolveApprovalRequest{ActionId: "x"}); status.Code(err) != codes.Unavailable {
 		t.Errorf("without approvals: %v", err)
 	}
-	apr, err := approval.Open(approval.Config{Path: filepath.Join(t.TempDir(), "a.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer apr.Close()
-	f.eng.cfg.Approvals = apr
-	res, err := apr.Tier().Evaluate(context.Background(), &shield.Input{Call: &shield.Call{Tool: "delete_file", Arguments: []byte(`{}`),
-		Context: shield.CallContext{SessionID: "s", Caller: "engine"}}, ActionHash: "h"})
+	f = newFixtureWith(t, true, time.Minute)
+	res, err := f.approvals.Tier().Evaluate(context.Background(), &shield.Input{Call: &shield.Call{Tool: "delete_file", Arguments: []byte(`{}`),
+		Context: shield.CallContext{SessionID: "s", Caller: "engine:ws"}}, ActionHash: "h"})
 	if err != nil || res.EscalationID == "" {
 		t.Fatal(res, err)
 	}

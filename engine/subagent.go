@@ -11,7 +11,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	agentv1 "github.com/shieldsec/shield/proto/agent/v1"
-	"github.com/shieldsec/shield/shield"
 )
 
 // SubAgentSpawner starts a confined sub-agent process that will open SubAgentService.RunSubAgent
@@ -156,13 +155,23 @@ func (t *turn) subToolCall(ctx context.Context, sa *agentConn, tc *agentv1.ToolC
 	if !subAgentTools[tc.GetToolName()] {
 		return fmt.Sprintf("refused: %s is not available to sub-agents", tc.GetToolName()), true
 	}
-	call := &shield.Call{ID: tc.GetCallId(), Tool: tc.GetToolName(), Arguments: json.RawMessage(tc.GetArgumentsJson()),
-		Context: shield.CallContext{SessionID: t.sid, AgentID: sa.id, Runtime: "shield-subagent", Cwd: t.e.cfg.Tools.Workspace(), Caller: "engine"}}
-	v, err := t.e.cfg.Pipeline.Evaluate(ctx, call, shield.EvalOptions{})
-	_ = t.emit(&agentv1.PipelineEvent{Type: agentv1.PipelineEvent_SHIELD_VERDICT, CallId: tc.GetCallId(), ToolName: tc.GetToolName(),
-		Decision: v.Decision.String(), Reason: v.Reason, Rules: v.Rules})
-	if err != nil || v.Decision != shield.Allow {
-		return fmt.Sprintf("Shield refused this call (%s): %s", v.Decision, v.Reason), true
+	r, err := t.e.gate(ctx, gateCall{callID: tc.GetCallId(), tool: tc.GetToolName(), args: tc.GetArgumentsJson(),
+		session: t.sid, agent: sa.id, runtime: "shield-subagent"},
+		func(r gateResult) error {
+			return t.emit(&agentv1.PipelineEvent{Type: agentv1.PipelineEvent_SHIELD_VERDICT, CallId: tc.GetCallId(), ToolName: tc.GetToolName(),
+				Decision: r.decision, Reason: r.reason, Rules: r.rules, ActionId: r.approvalID})
+		},
+		func(id string, timeout time.Duration) error {
+			// A sub-agent's escalation is announced and held like the agent's, with its id.
+			return t.emit(&agentv1.PipelineEvent{Type: agentv1.PipelineEvent_TIER3_APPROVAL_REQUIRED, CallId: tc.GetCallId(),
+				ToolName: tc.GetToolName(), ActionId: id, Decision: "ESCALATE", TimeoutSeconds: int64(timeout.Seconds()),
+				Reason: "sub-agent " + sa.id + ": held until a human approves or denies it (shield approvals approve " + id + ")"})
+		})
+	if err != nil || !r.allowed {
+		if err != nil {
+			r.reason = "the client stream failed: " + err.Error()
+		}
+		return refusal(r), true
 	}
 	return t.e.cfg.Tools.Run(ctx, tc.GetToolName(), tc.GetArgumentsJson())
 }

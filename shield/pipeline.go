@@ -476,7 +476,8 @@ func (p *Pipeline) normalize(ctx context.Context, n Normalizer, call *Call, args
 		}()
 		if cn, ok := n.(ContextNormalizer); ok {
 			// Stops at the budget's deadline, so an abandoned run does not go on working.
-			r.a = cn.NormalizeContext(ctx, call.Tool, args, call.Context.Cwd)
+			// The labels carry what a proxy says about the tool (MCP annotations).
+			r.a = cn.NormalizeContext(normalize.WithLabels(ctx, call.Context.Labels), call.Tool, args, call.Context.Cwd)
 		} else {
 			r.a = n.Normalize(call.Tool, args, call.Context.Cwd)
 		}

@@ -2,7 +2,8 @@
 // completions (OpenAI, vLLM, llama.cpp server, Ollama) and the Anthropic Messages API, both
 // streamed (server-sent events), with tool calls and token usage.
 //
-// Only the agent imports llm.
+// The agent (streamed turns with tools) and the judge (Completer: one bounded, non-streamed
+// answer) both use it: one LLM client for the product.
 package llm
 
 import (

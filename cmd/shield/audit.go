@@ -61,7 +61,7 @@ func runAudit(ctx context.Context, env *cmdEnv, args []string) error {
 func auditDirs(stateDir, dir string) (string, string) {
 	if stateDir == "" {
 		cfg := &Config{}
-		cfg.withDefaults()
+		cfg.WithDefaults()
 		stateDir = cfg.StateDir
 	}
 	if dir == "" {

@@ -34,7 +34,7 @@ func TestAuditKillHelper(t *testing.T) {
 	}
 	cfg := &Config{StateDir: dir}
 	cfg.Policy.Workspace = "/home/user/project"
-	cfg.withDefaults()
+	cfg.WithDefaults()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
 	if err := serve(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
@@ -143,7 +143,7 @@ func TestAuditSurvivesSIGKILL(t *testing.T) {
 	}
 
 	cfg := &Config{StateDir: dir}
-	cfg.withDefaults()
+	cfg.WithDefaults()
 	pub, err := os.ReadFile(cfg.Audit.KeyFile + ".pub")
 	if err != nil {
 		t.Fatal(err)

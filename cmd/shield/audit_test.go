@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/shieldsec/shield/audit"
+	"github.com/shieldsec/shield/cmd/shield/appliance"
 	shieldv1 "github.com/shieldsec/shield/proto/shield/v1"
 	"github.com/shieldsec/shield/shield"
 	"github.com/shieldsec/shield/shield/server"
@@ -157,7 +158,7 @@ func TestAuditQueryThroughService(t *testing.T) {
 
 func TestOpenAuditLogRefusesSharedStateDir(t *testing.T) {
 	cfg := &Config{StateDir: filepath.Join(t.TempDir(), "state")}
-	cfg.withDefaults()
+	cfg.WithDefaults()
 	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +222,7 @@ func TestAuditVerifyRejectsUnsignedTail(t *testing.T) {
 // error-level log line and in the metrics, never adopted.
 func TestOpenAuditLogQuarantineIsLoud(t *testing.T) {
 	cfg := &Config{StateDir: filepath.Join(t.TempDir(), "state")}
-	cfg.withDefaults()
+	cfg.WithDefaults()
 	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +282,7 @@ func TestAuditRecorderLogsFailures(t *testing.T) {
 	}
 	defer l.Close()
 	var out bytes.Buffer
-	r := &auditRecorder{l: l, log: slog.New(slog.NewTextHandler(&out, nil))}
+	r := appliance.NewAuditRecorder(l, slog.New(slog.NewTextHandler(&out, nil)))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // the append cannot wait for its fsync
 	for range 50 {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/shieldsec/shield/cmd/shield/appliance"
 )
 
 func init() {
@@ -41,27 +43,18 @@ func runConfig(ctx context.Context, env *cmdEnv, args []string) error {
 }
 
 // checkConfigFile returns every problem in the configuration file at path, one per line of
-// output; none means serve would accept it.
+// output; none means serve would accept it: the file is checked by appliance.Check, the same
+// validation and loading serve builds on.
 func checkConfigFile(path string) []string {
 	cfg, err := loadConfig(path)
 	if err != nil {
 		return splitProblems(err)
 	}
-	cfg.withDefaults()
-	var problems []string
-	if err := cfg.Validate(); err != nil {
-		problems = append(problems, splitProblems(err)...)
+	cfg.WithDefaults()
+	if err := appliance.Check(cfg); err != nil {
+		return splitProblems(err)
 	}
-	if err := cfg.checkFiles(); err != nil {
-		problems = append(problems, splitProblems(err)...)
-	}
-	// The descriptor arithmetic serve applies at start, against the hard limit it raises to.
-	if nofile, err := hardNofile(); err != nil {
-		problems = append(problems, err.Error())
-	} else if _, err := cfg.Limits.Fit(nofile, 1+len(cfg.Listen)); err != nil && cfg.Limits.Validate() == nil {
-		problems = append(problems, "limits: "+err.Error())
-	}
-	return problems
+	return nil
 }
 
 // splitProblems flattens joined errors, and the multi-line errors the YAML decoder returns (one

@@ -21,7 +21,7 @@ func TestExampleConfigValid(t *testing.T) {
 	if err != nil {
 		t.Fatalf("loadConfig: %v", err)
 	}
-	cfg.withDefaults()
+	cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("Validate: %v", err)
 	}
@@ -37,7 +37,7 @@ func TestExampleConfigValid(t *testing.T) {
 	// Keys the example sets to their zero value must decode to the zero value: the example
 	// documents the defaults, it must not change them.
 	zero := &Config{}
-	zero.withDefaults()
+	zero.WithDefaults()
 	w := true
 	zero.Policy.Watch = &w
 	if diff := cmp.Diff(zero, cfg, cmp.FilterPath(func(p cmp.Path) bool {
@@ -200,6 +200,52 @@ func TestConfigCheckCommand(t *testing.T) {
 			}
 			if !strings.Contains(errb.String(), tc.wantErr) {
 				t.Errorf("stderr lacks %q: %s", tc.wantErr, errb.String())
+			}
+		})
+	}
+}
+
+// TestConfigCheckRefusesWhatServeRefuses: configurations serve refuses at start (a bundle that
+// does not load, an unreadable signing key, an empty webhook secret, a malformed tokens file, a
+// TLS key pair that does not load, hosted engines without a model or outside the policy's
+// workspace) are refused by `shield config check` too, which once said ok to all of them: both go
+// through appliance.Check.
+func TestConfigCheckRefusesWhatServeRefuses(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	ws := filepath.Join(dir, "ws")
+	other := filepath.Join(dir, "other")
+	os.Mkdir(ws, 0o755)
+	os.Mkdir(other, 0o755)
+	tokens := write("tokens", "this-line-has-no-role\n")
+	key := write("tls.key", "not a key\n")
+	t.Setenv("SHIELD_TEST_EMPTY_SECRET", "")
+	llm := "    llm:\n      provider: openai\n      base_url: http://127.0.0.1:1/v1\n      model: m\n"
+	for _, tc := range []struct{ name, yaml, want string }{
+		{"bundle missing", "policy:\n  path: " + filepath.Join(dir, "no-bundle") + "\n", "load policy bundle"},
+		{"signing key unreadable", "policy:\n  public_key: " + filepath.Join(dir, "no.pub") + "\n", "policy public key"},
+		{"empty webhook secret", "approvals:\n  webhook_url: https://hooks.example/x\n  webhook_secret_env: SHIELD_TEST_EMPTY_SECRET\n", "webhook secret"},
+		{"malformed tokens file", "auth:\n  tokens_file: " + tokens + "\n", "TOKEN ROLE"},
+		{"TLS key pair", "auth:\n  tls:\n    cert_file: " + filepath.Join(dir, "no.pem") + "\n    key_file: " + key + "\n", "auth.tls"},
+		{"engine without a model", "engines:\n  - workspace: " + ws + "\n", "llm: missing"},
+		{"engine outside the policy workspace", "policy:\n  workspace: " + ws + "\nengines:\n  - workspace: " + other + "\n" + llm, "outside policy.workspace"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := write(strings.ReplaceAll(tc.name, " ", "-")+".yaml", tc.yaml)
+			code, out, _ := runCmd(t, "", "config", "check", path)
+			if code != 1 || !strings.Contains(out, tc.want) {
+				t.Errorf("config check: exit %d, output %q; want 1 and %q", code, out, tc.want)
+			}
+			state := filepath.Join(t.TempDir(), "state")
+			code, _, errs := runCmd(t, "", "serve", "--config", path, "--state-dir", state)
+			if code == 0 || !strings.Contains(errs, tc.want) {
+				t.Errorf("serve: exit %d, stderr %q; want a refusal with %q", code, errs, tc.want)
 			}
 		})
 	}

@@ -35,6 +35,13 @@ type familyCase struct {
 	Arguments json.RawMessage `json:"arguments"`
 	Expect    string          `json:"expect"`
 	Note      string          `json:"note"`
+	// Context is optional: what the runtime or proxy says about the call (labels such as the
+	// MCP annotations "mcp.readOnlyHint", session, cwd), as shield eval reads it.
+	Context *struct {
+		Cwd       string            `json:"cwd"`
+		SessionID string            `json:"session_id"`
+		Labels    map[string]string `json:"labels"`
+	} `json:"context"`
 }
 
 // awsKeyID matches an AWS access key id shape; the corpus may only hold the fake one.

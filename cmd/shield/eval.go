@@ -83,8 +83,12 @@ func explainLine(pol *shield.Policy, line []byte) *normalize.Action {
 		return nil
 	}
 	cwd := ""
+	var labels map[string]string
 	if in.Context != nil {
-		cwd = in.Context.Cwd
+		cwd, labels = in.Context.Cwd, in.Context.Labels
+	}
+	if cn, ok := pol.Normalizer.(shield.ContextNormalizer); ok {
+		return cn.NormalizeContext(normalize.WithLabels(context.Background(), labels), in.Tool, args, cwd)
 	}
 	return pol.Normalizer.Normalize(in.Tool, args, cwd)
 }

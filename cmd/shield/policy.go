@@ -26,7 +26,8 @@ Subcommands:
                                                                gate (tests/*.jsonl against the manifest's thresholds,
                                                                per category); exit 1 on failure
   lint   [--strict] BUNDLE                                     compile problems, duplicate ids, unknown classes,
-                                                               rules without examples; exit 1 on errors
+                                                               rules without examples; exit 1 on errors; notes
+                                                               the rules the rule gate cannot index
   digest BUNDLE                                                print the revision and the canonical digest
   sign   --key FILE [--out FILE] BUNDLE                        sign the digest (writes BUNDLE/.signature for a
                                                                directory, else --out or stdout)
@@ -150,6 +151,7 @@ func runPolicyLint(env *cmdEnv, args []string) error {
 		return err
 	}
 	rep := policytest.Lint(b)
+	policytest.WriteGateNotes(env.stdout, b) // rules the gate cannot index (not problems)
 	rep.Write(env.stdout)
 	if rep.Errors() > 0 || (*strict && len(rep.Findings) > 0) {
 		return exitError{code: 1}

@@ -31,7 +31,7 @@ func startServe(t *testing.T, cfg *Config) (shieldv1.ShieldServiceClient, contex
 		cfg.StateDir = t.TempDir()
 	}
 	cfg.Policy.Workspace = "/home/user/project"
-	cfg.withDefaults()
+	cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +196,7 @@ func TestServeRefusesSecondInstance(t *testing.T) {
 	cfg := &Config{}
 	startServe(t, cfg)
 	cfg2 := &Config{StateDir: cfg.StateDir}
-	cfg2.withDefaults()
+	cfg2.WithDefaults()
 	err := serve(context.Background(), cfg2, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err == nil || !strings.Contains(err.Error(), "in use") {
 		t.Fatalf("second instance: err = %v, want socket in use", err)
@@ -277,7 +277,7 @@ func TestServeRefusesOpenStateDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := &Config{StateDir: dir}
-	cfg.withDefaults()
+	cfg.WithDefaults()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	err := serve(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))

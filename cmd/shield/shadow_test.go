@@ -3,16 +3,11 @@ package main
 import (
 	"context"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/shieldsec/shield/policy"
 	shieldv1 "github.com/shieldsec/shield/proto/shield/v1"
-	"github.com/shieldsec/shield/shield"
-	"github.com/shieldsec/shield/shield/shadow"
 )
 
 // Shadow mode end to end: serve answers with the live bundle while a candidate that escalates
@@ -75,40 +70,9 @@ func TestServeShadowMode(t *testing.T) {
 // A shadow bundle that does not load keeps serve from starting, loudly.
 func TestServeShadowBundleMustLoad(t *testing.T) {
 	cfg := &Config{StateDir: t.TempDir(), Policy: PolicyConfig{Shadow: "/nonexistent/bundle"}}
-	cfg.withDefaults()
+	cfg.WithDefaults()
 	err := serve(context.Background(), cfg, slog.New(slog.DiscardHandler))
 	if err == nil || !strings.Contains(err.Error(), "shadow bundle") {
 		t.Fatalf("serve with a missing shadow bundle: %v", err)
-	}
-}
-
-// SIGHUP's shadow reload: a changed candidate replaces the old one, a broken one is refused and
-// the previous candidate stays, an unchanged one is left alone.
-func TestReloadShadow(t *testing.T) {
-	cand := candidateBundle(t)
-	cfg := &Config{Policy: PolicyConfig{Shadow: cand}}
-	pol, err := loadShadow(cfg, policy.LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := shadow.New(shadow.Config{Candidate: pol, Live: func() *shield.Policy { return pol }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := slog.New(slog.DiscardHandler)
-	if err := reloadShadow(cfg, e, log); err != nil || e.Candidate() != pol {
-		t.Fatalf("unchanged bundle: %v, candidate replaced: %v", err, e.Candidate() != pol)
-	}
-	broken := filepath.Join(cand, "rules", "zz.yaml")
-	os.WriteFile(broken, []byte("rules:\n  - id: x\n    when: tool ==\n    decision: block\n    message: m\n"), 0o644)
-	if err := reloadShadow(cfg, e, log); err == nil || !strings.Contains(err.Error(), "zz.yaml") || e.Candidate() != pol {
-		t.Fatalf("broken bundle: %v", err)
-	}
-	os.WriteFile(broken, []byte("rules:\n  - id: test.frob\n    when: tool == 'frob'\n    decision: block\n    message: m\n    examples:\n      match: [{tool: frob, arguments: {}}]\n"), 0o644)
-	if err := reloadShadow(cfg, e, log); err != nil || e.Candidate() == pol || e.Candidate().Digest == pol.Digest {
-		t.Fatalf("changed bundle: %v", err)
-	}
-	if err := reloadShadow(cfg, nil, log); err != nil {
-		t.Errorf("shadow mode off: %v", err)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/shieldsec/shield/cmd/shield/appliance"
 	agentv1 "github.com/shieldsec/shield/proto/agent/v1"
 )
 
@@ -31,10 +32,11 @@ func init() {
 const exitRestart = 75
 
 func runStart(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := newFlagSet(env, "start", "--workspace DIR [--config FILE] [--state-dir DIR]")
+	fs := newFlagSet(env, "start", "--workspace DIR [--config FILE] [--state-dir DIR] [--socket PATH]")
 	workspace := fs.String("workspace", "", "the agent's workspace directory")
 	cfgPath := fs.String("config", "", "engine config (YAML: the serve keys plus workspace, llm, egress)")
 	stateDir := fs.String("state-dir", "", "state directory, outside every workspace (default $STATE_DIRECTORY, /var/lib/shield as root, else $XDG_STATE_HOME/shield)")
+	socket := fs.String("socket", "", "consult the running appliance on this unix socket (default: the state directory's socket when an appliance answers there, else run the appliance in the engine's process)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -48,32 +50,44 @@ func runStart(ctx context.Context, env *cmdEnv, args []string) error {
 	if fi, err := os.Stat(ws); err != nil || !fi.IsDir() {
 		return fmt.Errorf("workspace %s is not a directory", ws)
 	}
-	cfg, err := loadEngineConfig(*cfgPath)
+	sc, err := loadEngineConfig(*cfgPath)
 	if err != nil {
 		return err
 	}
-	cfg.Workspace = ws
+	sc.Workspace = ws
 	if *stateDir != "" {
-		cfg.StateDir = *stateDir
+		sc.StateDir = *stateDir
 	}
-	cfg.Config.withDefaults()
-	if cfg.StateDir, err = filepath.Abs(cfg.StateDir); err != nil {
+	sc.Config.WithDefaults()
+	if sc.StateDir, err = filepath.Abs(sc.StateDir); err != nil {
 		return err
 	}
-	cfg.Socket, cfg.Audit.Dir, cfg.Audit.KeyFile = "", "", ""
-	cfg.Config.withDefaults()
-	if cfg.Policy.Workspace == "" {
-		cfg.Policy.Workspace = ws
+	sc.Socket, sc.Audit.Dir, sc.Audit.KeyFile = "", "", ""
+	sc.Config.WithDefaults()
+	if sc.Policy.Workspace == "" {
+		sc.Policy.Workspace = ws
 	}
 	// Checked here, before anything is created under the state dir, and again by the engine.
+	cfg := sc.Appliance()
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("invalid configuration:\n%w", err)
+	}
+	// One appliance per state directory: a second workspace consults the running one.
+	remote := *socket
+	if remote == "" && appliance.SocketAnswers(cfg.Socket) {
+		remote = cfg.Socket
+		fmt.Fprintf(env.stderr, "shield start: consulting the appliance running on %s\n", remote)
+	}
+	if remote != "" {
+		if remote, err = filepath.Abs(remote); err != nil {
+			return err
+		}
 	}
 	dir := filepath.Join(cfg.StateDir, "engines")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	base := strings.TrimSuffix(registryPath(cfg.StateDir, ws), ".json")
+	base := strings.TrimSuffix(appliance.RegistryPath(cfg.StateDir, ws), ".json")
 
 	// One instance per workspace: an exclusive lock held for our lifetime.
 	lock, err := os.OpenFile(base+".lock", os.O_CREATE|os.O_RDWR, 0o600)
@@ -89,7 +103,7 @@ func runStart(ctx context.Context, env *cmdEnv, args []string) error {
 		return err
 	}
 	defer os.Remove(pidFile)
-	data, err := yaml.Marshal(cfg)
+	data, err := yaml.Marshal(sc)
 	if err != nil {
 		return err
 	}
@@ -101,7 +115,11 @@ func runStart(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	pm := &processManager{bin: self, args: []string{"internal-engine", "--config", engineCfg}, env: env}
+	args = []string{"internal-engine", "--config", engineCfg}
+	if remote != "" {
+		args = append(args, "--socket", remote)
+	}
+	pm := &processManager{bin: self, args: args, env: env}
 	return pm.run(ctx)
 }
 
@@ -244,11 +262,11 @@ func runChat(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	raw, err := os.ReadFile(registryPath(sd, ws))
+	raw, err := os.ReadFile(appliance.RegistryPath(sd, ws))
 	if err != nil {
 		return fmt.Errorf("no running engine for %s (start one with: shield start --workspace %s): %w", ws, ws, err)
 	}
-	var reg registryEntry
+	var reg appliance.RegistryEntry
 	if err := json.Unmarshal(raw, &reg); err != nil {
 		return fmt.Errorf("registry file: %w", err)
 	}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/shieldsec/shield/cmd/shield/appliance"
 )
 
 // TestDefaultStateDir: never the working directory (run from a project, ./var put the audit key
@@ -27,11 +29,11 @@ func TestDefaultStateDir(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("STATE_DIRECTORY", tc.stateDirectory)
 			t.Setenv("XDG_STATE_HOME", tc.xdg)
-			old := geteuid
-			geteuid = func() int { return tc.euid }
-			defer func() { geteuid = old }()
+			old := appliance.Geteuid
+			appliance.Geteuid = func() int { return tc.euid }
+			defer func() { appliance.Geteuid = old }()
 			c := &Config{}
-			c.withDefaults()
+			c.WithDefaults()
 			if c.StateDir != tc.want {
 				t.Errorf("state dir %q, want %q", c.StateDir, tc.want)
 			}
@@ -71,7 +73,7 @@ func TestStateDirOutsideWorkspace(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &Config{StateDir: tc.state, Policy: PolicyConfig{Workspace: tc.workspace}}
 			c.Audit.KeyFile = tc.keyFile
-			c.withDefaults()
+			c.WithDefaults()
 			err := c.Validate()
 			if len(tc.want) == 0 {
 				if err != nil {
@@ -151,7 +153,7 @@ func TestEngineConfigNeedsLLM(t *testing.T) {
 				t.Fatal(err)
 			}
 			c.Workspace, c.StateDir, c.Policy.Workspace = ws, state, ws
-			c.Config.withDefaults()
+			c.Config.WithDefaults()
 			err = c.Validate()
 			switch {
 			case tc.want == "" && err != nil:

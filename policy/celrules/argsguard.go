@@ -6,7 +6,6 @@ import (
 
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/ast"
-	"cel.dev/cel-go/common/types"
 )
 
 // ArgAccess is a read of a raw argument key (args.KEY or args["KEY"]) in a rule condition
@@ -70,14 +69,6 @@ type guardWalk struct {
 }
 
 func isArgs(e ast.Expr) bool { return e.Kind() == ast.IdentKind && e.AsIdent() == "args" }
-
-func stringLit(e ast.Expr) (string, bool) {
-	if e.Kind() != ast.LiteralKind {
-		return "", false
-	}
-	s, ok := e.AsLiteral().(types.String)
-	return string(s), ok
-}
 
 // guardOf returns what an expression guarantees when it is true.
 func guardOf(e ast.Expr) guards {

@@ -16,6 +16,7 @@ import (
 	"cel.dev/cel-go/interpreter"
 
 	"github.com/shieldsec/shield/policy"
+	"github.com/shieldsec/shield/policy/gate"
 	"github.com/shieldsec/shield/shield"
 	"github.com/shieldsec/shield/shield/normalize"
 )
@@ -26,16 +27,25 @@ type NormFunc func(tool string, args map[string]any, cwd string) *normalize.Acti
 
 // Options bound evaluation. The zero value applies the defaults.
 type Options struct {
-	// CostLimit is the CEL runtime cost limit per rule evaluation; 0 means DefaultCostLimit.
+	// CostLimit bounds the static worst-case cost of each rule (cel-go's cost estimator, with
+	// the normaliser's bounds on list sizes and string lengths: cost.go); a rule over it is
+	// refused at load. 0 means DefaultCostLimit. Evaluation has no runtime cost tracker: the
+	// context (the pipeline's tier timeout) stops a long evaluation, which then fails closed.
 	CostLimit uint64
 	// InterruptCheckFrequency is how many comprehension iterations pass between context
 	// checks; 0 means DefaultInterruptCheckFrequency.
 	InterruptCheckFrequency uint
+	// NoGate evaluates every rule that applies to the class, whatever its gate: the reference
+	// the differential test compares the gated engine with.
+	NoGate bool
 }
 
 // Defaults of Options.
 const (
-	DefaultCostLimit               = 10_000_000
+	// DefaultCostLimit is ~5.6e14. Worst cases multiply every list at its bound by every
+	// string at its bound, so estimates are loose: the default bundle's costliest rule estimates
+	// at ~4e13; three comprehensions nested over the call's strings at 7.7e14 (refused).
+	DefaultCostLimit               = 1 << 49
 	DefaultInterruptCheckFrequency = 100
 )
 
@@ -48,7 +58,18 @@ type Rule struct {
 	decision shield.Decision
 	tools    map[string]bool // nil: all tools
 	prg      cel.Program
+	// gate is a necessary condition for the rule to be true or to fail (gate.go); nil when
+	// nothing is known, and the rule is always evaluated.
+	gate *gate.Cond
+	// cost is the static cost estimate of the rule's condition (the maximum).
+	cost uint64
 }
+
+// Gate returns the rule's necessary condition (nil: always evaluated).
+func (r *Rule) Gate() *gate.Cond { return r.gate }
+
+// Cost returns the static cost estimate of the rule's condition.
+func (r *Rule) Cost() uint64 { return r.cost }
 
 // Engine is the compiled Tier 0 of one bundle. It is safe for concurrent use.
 type Engine struct {
@@ -56,6 +77,7 @@ type Engine struct {
 	byClass map[string]*classProgram // the rules that apply to a class
 	any     *classProgram            // rules with no class list (for classes not in byClass)
 	adapter types.Adapter
+	ungated bool // evaluate every rule whatever its gate (the differential test's reference)
 }
 
 var _ shield.Tier = (*Engine)(nil)
@@ -212,18 +234,28 @@ func compileRule(env *cel.Env, s RuleSpec, opt Options) (*Rule, policy.Problems)
 	if !ast.OutputType().IsExactType(types.BoolType) {
 		return nil, policy.Problems{{File: s.File, Line: s.WhenLine, Msg: fmt.Sprintf("rule %q: when has type %s, want bool", s.ID, ast.OutputType())}}
 	}
+	est, err := env.EstimateCost(ast, sizeEstimator{})
+	if err != nil {
+		return nil, policy.Problems{{File: s.File, Line: s.WhenLine, Msg: fmt.Sprintf("rule %q: estimate cost: %v", s.ID, err)}}
+	}
+	if est.Max > opt.CostLimit {
+		return nil, policy.Problems{{File: s.File, Line: s.WhenLine, Msg: fmt.Sprintf("rule %q: worst-case cost %d is over the bound %d (nested iterations over calls' lists and strings multiply; guard with sets.intersects(names, [...]) or narrow the comprehension)", s.ID, est.Max, opt.CostLimit)}}
+	}
 	prg, err := env.Program(ast, programOptions(opt)...)
 	if err != nil {
 		return nil, policy.Problems{{File: s.File, Line: s.WhenLine, Msg: fmt.Sprintf("rule %q: %v", s.ID, err)}}
 	}
 	d, _ := shield.ParseDecision(s.Decision)
-	r := &Rule{Spec: s, decision: d, prg: prg}
+	r := &Rule{Spec: s, decision: d, prg: prg, cost: est.Max}
+	var toolCond *gate.Cond
 	if len(s.Tools) > 0 {
 		r.tools = map[string]bool{}
 		for _, t := range s.Tools {
 			r.tools[t] = true
 		}
+		toolCond = gate.In(gate.FieldTool, s.Tools...)
 	}
+	r.gate = gate.And(toolCond, condOf(ast.NativeRep().Expr()))
 	return r, nil
 }
 
@@ -250,10 +282,20 @@ func newEngine(env *cel.Env, rules []*Rule, opt Options) (*Engine, policy.Proble
 	sort.SliceStable(rules, func(i, j int) bool {
 		return decisionRank(rules[i].decision) < decisionRank(rules[j].decision)
 	})
-	e := &Engine{rules: rules, byClass: map[string]*classProgram{}, adapter: env.CELTypeAdapter()}
+	e := &Engine{rules: rules, byClass: map[string]*classProgram{}, adapter: env.CELTypeAdapter(), ungated: opt.NoGate}
 	var probs policy.Problems
+	// The fused programs read one gate variable per rule (__g0, __g1, … by position in the
+	// program); rules compile without them, so no rule can name one.
+	gates := make([]cel.EnvOption, len(rules))
+	for i := range rules {
+		gates[i] = cel.Variable(gateVar(i), cel.BoolType)
+	}
+	fenv, err := env.Extend(gates...)
+	if err != nil {
+		return nil, policy.Problems{{Msg: fmt.Sprintf("cel environment: %v", err)}}
+	}
 	build := func(name string, rs []*Rule) *classProgram {
-		cp, err := fuse(env, rs, opt)
+		cp, err := fuse(fenv, rs, opt)
 		if err != nil {
 			probs = append(probs, policy.Problem{Msg: fmt.Sprintf("fuse the rules of class %q: %v", name, err)})
 		}
@@ -282,9 +324,14 @@ func newEngine(env *cel.Env, rules []*Rule, opt Options) (*Engine, policy.Proble
 	return e, probs
 }
 
+// gateVar names the gate variable of the rule at position i of a fused program. The name is
+// not a CEL identifier a rule could declare: rules compile in an environment without it.
+func gateVar(i int) string { return "__g" + strconv.Itoa(i) }
+
 // fuse compiles the rules' conditions into one program. Every condition already compiled on
 // its own, so each is a complete expression; newlines keep a trailing // comment from
-// swallowing what follows.
+// swallowing what follows. Each rule is guarded by its gate variable: false && x is false
+// without evaluating x (and without its errors, which the gate accounts for: see gate.go).
 func fuse(env *cel.Env, rules []*Rule, opt Options) (*classProgram, error) {
 	cp := &classProgram{rules: rules}
 	if len(rules) == 0 {
@@ -296,7 +343,7 @@ func fuse(env *cel.Env, rules []*Rule, opt Options) (*classProgram, error) {
 		if i > 0 {
 			b.WriteString(",")
 		}
-		b.WriteString("\n(")
+		b.WriteString("\n(" + gateVar(i) + " && ")
 		if len(r.Spec.Tools) > 0 {
 			b.WriteString("tool in [")
 			for j, t := range r.Spec.Tools {
@@ -327,7 +374,6 @@ func fuse(env *cel.Env, rules []*Rule, opt Options) (*classProgram, error) {
 func programOptions(opt Options) []cel.ProgramOption {
 	return []cel.ProgramOption{
 		cel.EvalOptions(cel.OptOptimize),
-		cel.CostLimit(opt.CostLimit),
 		cel.InterruptCheckFrequency(opt.InterruptCheckFrequency),
 	}
 }
@@ -349,6 +395,7 @@ type activation struct {
 	ctx     *Context
 	adapter types.Adapter
 	cache   [numVars]ref.Val
+	gates   []bool // by position in the fused program; nil when evaluating one rule alone
 }
 
 var _ interpreter.Activation = (*activation)(nil)
@@ -476,6 +523,13 @@ func (v *activation) native(i int) any {
 func (v *activation) ResolveName(name string) (any, bool) {
 	i := varIndex(name)
 	if i < 0 {
+		if g, ok := strings.CutPrefix(name, "__g"); ok && v.gates != nil {
+			n, err := strconv.Atoi(g)
+			if err != nil || n < 0 || n >= len(v.gates) {
+				return nil, false
+			}
+			return types.Bool(v.gates[n]), true
+		}
 		return nil, false
 	}
 	if v.adapter == nil {
@@ -514,7 +568,18 @@ func (e *Engine) Evaluate(ctx context.Context, in *shield.Input) (shield.Result,
 	if cp == nil || len(cp.rules) == 0 {
 		return shield.Result{}, ctxErr(ctx)
 	}
-	return e.evalFused(ctx, cp, &activation{a: in.Action, ctx: ContextOf(in.Call), adapter: e.adapter})
+	gates := make([]bool, len(cp.rules))
+	open := 0
+	for i, r := range cp.rules {
+		if e.ungated || r.gate.Holds(in.Action) {
+			gates[i] = true
+			open++
+		}
+	}
+	if open == 0 {
+		return shield.Result{}, ctxErr(ctx)
+	}
+	return e.evalFused(ctx, cp, &activation{a: in.Action, ctx: ContextOf(in.Call), adapter: e.adapter, gates: gates})
 }
 
 func ctxErr(ctx context.Context) error {
@@ -549,7 +614,10 @@ func (e *Engine) evalFused(ctx context.Context, cp *classProgram, act *activatio
 			return shield.Result{}, cerr
 		}
 		// Name the rule that failed: evaluate them one by one (error path only).
-		for _, r := range cp.rules {
+		for i, r := range cp.rules {
+			if !act.gates[i] {
+				continue
+			}
 			if _, rerr := evalRule(ctx, r, act); rerr != nil {
 				return shield.Result{}, rerr
 			}

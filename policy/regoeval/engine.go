@@ -10,8 +10,11 @@ import (
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
 	"github.com/open-policy-agent/opa/v1/storage/inmem"
+	"github.com/open-policy-agent/opa/v1/topdown"
+	"github.com/open-policy-agent/opa/v1/types"
 
 	"github.com/shieldsec/shield/policy"
+	"github.com/shieldsec/shield/policy/gate"
 	"github.com/shieldsec/shield/shield"
 )
 
@@ -26,6 +29,26 @@ type Engine struct {
 	pq    rego.PreparedEvalQuery
 	empty bool // no modules: no opinion on anything
 	rules int
+	// gates are the decision rules' gates, by the index their gate call carries; nil when
+	// gating is off (gate.go). ungated evaluates every rule (the differential test's reference).
+	gates   []*gate.Cond
+	ungated bool
+	info    *GateInfo
+}
+
+// Options change how a bundle is prepared. The zero value is what the service uses.
+type Options struct {
+	// NoGate evaluates every rule whatever its gate: the reference the differential test
+	// compares the gated engine with.
+	NoGate bool
+}
+
+// Gates returns what the gate analysis found (for lint and tests).
+func (e *Engine) Gates() *GateInfo {
+	if e.info == nil {
+		return &GateInfo{Off: "no modules"}
+	}
+	return e.info
 }
 
 var _ shield.Tier = (*Engine)(nil)
@@ -52,9 +75,21 @@ func Compile(b *policy.Bundle) (*Engine, error) {
 	return p.Prepare()
 }
 
+// CompileOptions is Compile with options.
+func CompileOptions(b *policy.Bundle, opt Options) (*Engine, error) {
+	p, err := Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("compile rego: %w", err)
+	}
+	return p.PrepareOptions(opt)
+}
+
 // Prepare compiles the parsed non-test modules and prepares the query.
-func (p *Parsed) Prepare() (*Engine, error) {
-	e := &Engine{}
+func (p *Parsed) Prepare() (*Engine, error) { return p.PrepareOptions(Options{}) }
+
+// PrepareOptions is Prepare with options.
+func (p *Parsed) PrepareOptions(opt Options) (*Engine, error) {
+	e := &Engine{ungated: opt.NoGate}
 	opts := []func(*rego.Rego){
 		rego.Query(Query),
 		rego.Store(inmem.NewFromObjectWithOpts(p.Data, inmem.OptRoundTripOnWrite(false))),
@@ -64,6 +99,7 @@ func (p *Parsed) Prepare() (*Engine, error) {
 		// unused and duplicate imports, deprecated built-ins and shadowed input/data are errors,
 		// so a rule whose condition silently stopped constraining anything does not go live.
 		rego.Strict(true),
+		gateFunction,
 	}
 	files := make([]string, 0, len(p.Modules))
 	for f := range p.Modules {
@@ -72,14 +108,25 @@ func (p *Parsed) Prepare() (*Engine, error) {
 		}
 	}
 	sort.Strings(files)
-	for _, f := range files {
-		m := p.Modules[f]
-		opts = append(opts, rego.ParsedModule(m))
-		e.rules += len(m.Rules)
-	}
 	if len(files) == 0 {
 		e.empty = true
 		return e, nil
+	}
+	info, gates := analyzeGates(p, files)
+	e.info = info
+	for _, f := range files {
+		m := p.Modules[f]
+		e.rules += len(m.Rules)
+		if g := gates[f]; len(g) > 0 {
+			m = m.Copy()
+			for i, r := range m.Rules {
+				if c, ok := g[i]; ok {
+					r.Body = append(ast.Body{gateExpr(len(e.gates), r.Location)}, r.Body...)
+					e.gates = append(e.gates, c)
+				}
+			}
+		}
+		opts = append(opts, rego.ParsedModule(m))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), compileTimeout)
 	defer cancel()
@@ -102,11 +149,28 @@ func (e *Engine) Evaluate(ctx context.Context, in *shield.Input) (shield.Result,
 	if e.empty {
 		return shield.Result{}, nil
 	}
+	var bits []bool
+	if e.gates != nil {
+		bits = make([]bool, len(e.gates))
+		open := false
+		for i, g := range e.gates {
+			bits[i] = e.ungated || g.Holds(in.Action)
+			open = open || bits[i]
+		}
+		if !open {
+			return shield.Result{}, nil // no decision rule can fire: the decision is empty
+		}
+	}
 	input, err := InputValue(in.Action, in.Call)
 	if err != nil {
 		return shield.Result{}, fmt.Errorf("%w: input: %w", ErrEvaluation, err)
 	}
-	rs, err := e.pq.Eval(ctx, rego.EvalParsedInput(input))
+	// Cancellation without a goroutine per evaluation: the context's own cancellation calls
+	// the interpreter's Cancel (OPA otherwise starts a goroutine to wait on ctx.Done()).
+	cancel := topdown.NewCancel()
+	stop := context.AfterFunc(ctx, cancel.Cancel)
+	rs, err := e.pq.Eval(context.WithValue(ctx, gateKey{}, bits), rego.EvalParsedInput(input), rego.EvalExternalCancel(cancel))
+	stop()
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
 			return shield.Result{}, fmt.Errorf("%w: %w", ErrEvaluation, cerr)
@@ -192,3 +256,32 @@ func decode(v any) (shield.Result, error) {
 func ProblemsOf(err error) policy.Problems { return policy.AsProblems(err) }
 
 var _ = ast.RegoV1
+
+// gateKey carries an evaluation's gate bits ([]bool) in its context.
+type gateKey struct{}
+
+// gateFunction is the built-in each gated decision rule calls first: true when the rule's gate
+// holds for the call. Without bits (an evaluation outside Evaluate) every gate is open.
+var gateFunction = rego.Function1(&rego.Function{
+	Name:             gateBuiltin,
+	Decl:             types.NewFunction(types.Args(types.N), types.B),
+	Nondeterministic: true, // never folded or cached: the bits change per evaluation
+}, func(bctx rego.BuiltinContext, op *ast.Term) (*ast.Term, error) {
+	bits, _ := bctx.Context.Value(gateKey{}).([]bool)
+	n, _ := op.Value.(ast.Number)
+	i, ok := n.Int()
+	if !ok || bits == nil || i < 0 || i >= len(bits) {
+		return ast.BooleanTerm(true), nil
+	}
+	return ast.BooleanTerm(bits[i]), nil
+})
+
+// gateExpr is the call of the gate built-in for decision rule i.
+func gateExpr(i int, loc *ast.Location) *ast.Expr {
+	x := ast.NewExpr([]*ast.Term{ast.NewTerm(ast.MustParseRef(gateBuiltin)), ast.IntNumberTerm(i)})
+	x.Location = loc
+	for _, t := range x.Terms.([]*ast.Term) {
+		t.Location = loc
+	}
+	return x
+}

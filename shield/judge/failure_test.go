@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/shieldsec/shield/agent/llm"
 	"github.com/shieldsec/shield/shield"
 )
 
@@ -31,7 +32,7 @@ func rawDouble(t *testing.T, status int, body string) (*httptest.Server, *http.H
 }
 
 func TestJudgeAPIFailures(t *testing.T) {
-	big := `{"choices":[{"message":{"content":"` + strings.Repeat("a", maxBody) + `"}}]}`
+	big := `{"choices":[{"message":{"content":"` + strings.Repeat("a", llm.MaxAnswerBytes) + `"}}]}`
 	tests := []struct {
 		name, provider string
 		status         int

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -20,6 +19,7 @@ import (
 	"github.com/hashicorp/golang-lru/v2/expirable"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/shieldsec/shield/agent/llm"
 	"github.com/shieldsec/shield/shield"
 )
 
@@ -99,8 +99,8 @@ func (c Config) Validate() error {
 // Judge is the tier-2 engine.
 type Judge struct {
 	cfg    Config
-	key    string
 	client *http.Client
+	llm    *llm.Completer
 	cache  *expirable.LRU[string, shield.Result]
 
 	mu          sync.Mutex
@@ -205,12 +205,15 @@ func New(cfg Config, opts ...Option) (*Judge, error) {
 			return nil, err
 		}
 	}
-	if cfg.APIKeyEnv != "" {
-		j.key = os.Getenv(cfg.APIKeyEnv)
-		if j.key == "" {
-			return nil, fmt.Errorf("judge.api_key_env: environment variable %s is empty or unset", cfg.APIKeyEnv)
-		}
+	if cfg.APIKeyEnv != "" && os.Getenv(cfg.APIKeyEnv) == "" {
+		return nil, fmt.Errorf("judge.api_key_env: environment variable %s is empty or unset", cfg.APIKeyEnv)
 	}
+	c, err := llm.NewCompleter(llm.Config{Provider: cfg.Provider, BaseURL: cfg.BaseURL, Model: cfg.Model,
+		APIKeyEnv: cfg.APIKeyEnv}, j.client)
+	if err != nil {
+		return nil, fmt.Errorf("judge: %w", err)
+	}
+	j.llm = c
 	if cfg.CacheTTL > 0 {
 		j.cache = expirable.NewLRU[string, shield.Result](4096, nil, cfg.CacheTTL)
 	}
@@ -438,99 +441,29 @@ type apiError struct{ outcome, why string }
 
 func (e *apiError) Error() string { return e.why }
 
-// maxBody bounds a model's HTTP answer.
-const maxBody = 1 << 20
-
-// complete asks the model and returns its text and the tokens spent.
+// complete asks the model through the one LLM client (agent/llm, non-streamed: no retries, no
+// redirects, the answer bounded to 1 MiB) and returns its text and the tokens spent.
 func (j *Judge) complete(ctx context.Context, system, user string) (string, int64, error) {
-	var endpoint string
-	var body any
-	headers := map[string]string{"Content-Type": "application/json"}
-	switch j.cfg.Provider {
-	case "anthropic":
-		endpoint = strings.TrimSuffix(j.cfg.BaseURL, "/") + "/v1/messages"
-		body = map[string]any{"model": j.cfg.Model, "max_tokens": j.cfg.MaxOutputTokens, "system": system,
-			"messages": []any{map[string]any{"role": "user", "content": user}}}
-		headers["anthropic-version"] = "2023-06-01"
-		if j.key != "" {
-			headers["x-api-key"] = j.key
-		}
-	default:
-		endpoint = strings.TrimSuffix(j.cfg.BaseURL, "/") + "/chat/completions"
-		body = map[string]any{"model": j.cfg.Model, "max_tokens": j.cfg.MaxOutputTokens, "temperature": 0,
-			"response_format": map[string]any{"type": "json_object"},
-			"messages":        []any{map[string]any{"role": "system", "content": system}, map[string]any{"role": "user", "content": user}}}
-		if j.key != "" {
-			headers["Authorization"] = "Bearer " + j.key
-		}
+	resp, err := j.llm.Complete(ctx, llm.Request{System: system, MaxTokens: j.cfg.MaxOutputTokens,
+		Messages: []llm.Message{{Role: "user", Content: user}}}, llm.CompleteOptions{JSONObject: true, ZeroTemperature: true})
+	var tokens int64
+	if resp != nil {
+		tokens = resp.Usage.InputTokens + resp.Usage.OutputTokens
 	}
-	raw, _ := json.Marshal(body)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(raw))
-	if err != nil {
-		return "", 0, err
-	}
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	resp, err := j.client.Do(req)
-	if err != nil {
-		return "", 0, fmt.Errorf("request failed: %w", err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
-	if err != nil {
-		return "", 0, &apiError{"transport", "the model API answer could not be read"}
-	}
-	if len(b) > maxBody {
-		return "", 0, &apiError{"oversize", "the model API answer is larger than 1 MiB"}
-	}
-	if resp.StatusCode/100 != 2 {
-		return "", 0, &apiError{"http", fmt.Sprintf("the model API answered HTTP %d", resp.StatusCode)}
-	}
-	if j.cfg.Provider == "anthropic" {
-		var a struct {
-			Content []struct {
-				Type string `json:"type"`
-				Text string `json:"text"`
-			} `json:"content"`
-			StopReason string `json:"stop_reason"`
-			Usage      struct {
-				InputTokens  int64 `json:"input_tokens"`
-				OutputTokens int64 `json:"output_tokens"`
-			} `json:"usage"`
-		}
-		if err := json.Unmarshal(b, &a); err != nil {
-			return "", 0, &apiError{"answer", "the model API answer is malformed"}
-		}
-		var text strings.Builder
-		for _, c := range a.Content {
-			if c.Type == "text" {
-				text.WriteString(c.Text)
-			}
-		}
-		if a.StopReason == "refusal" {
-			return "", a.Usage.InputTokens + a.Usage.OutputTokens, &apiError{"refusal", "the model refused"}
-		}
-		return text.String(), a.Usage.InputTokens + a.Usage.OutputTokens, nil
-	}
-	var o struct {
-		Choices []struct {
-			Message struct {
-				Content string  `json:"content"`
-				Refusal *string `json:"refusal"`
-			} `json:"message"`
-		} `json:"choices"`
-		Usage struct {
-			PromptTokens     int64 `json:"prompt_tokens"`
-			CompletionTokens int64 `json:"completion_tokens"`
-		} `json:"usage"`
-	}
-	if err := json.Unmarshal(b, &o); err != nil || len(o.Choices) == 0 {
-		return "", 0, &apiError{"answer", "the model API answer is malformed"}
-	}
-	tokens := o.Usage.PromptTokens + o.Usage.CompletionTokens
-	if o.Choices[0].Message.Refusal != nil && *o.Choices[0].Message.Refusal != "" {
+	var se *llm.StatusError
+	switch {
+	case err == nil:
+		return resp.Text, tokens, nil
+	case errors.As(err, &se):
+		return "", tokens, &apiError{"http", fmt.Sprintf("the model API answered HTTP %d", se.Code)}
+	case errors.Is(err, llm.ErrOversize):
+		return "", tokens, &apiError{"oversize", "the model API answer is larger than 1 MiB"}
+	case errors.Is(err, llm.ErrMalformed):
+		return "", tokens, &apiError{"answer", "the model API answer is malformed"}
+	case errors.Is(err, llm.ErrRefusal):
 		return "", tokens, &apiError{"refusal", "the model refused"}
+	case errors.Is(err, llm.ErrRead):
+		return "", tokens, &apiError{"transport", "the model API answer could not be read"}
 	}
-	return o.Choices[0].Message.Content, tokens, nil
+	return "", tokens, err
 }

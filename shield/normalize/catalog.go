@@ -77,8 +77,19 @@ type Entry struct {
 	// Search: argument keys holding a search pattern (a glob or regex) applied under the entry's
 	// paths; a pattern naming a secret location is a secret read.
 	Search []string `yaml:"search,omitempty"`
+	// Delegate: the call runs another tool, named by one of Delegate.Tool, with the arguments in
+	// one of Delegate.Arguments (an object, or a JSON string holding one): Cline's use_mcp_tool,
+	// MCP gateways. The inner call is normalised as if it had been sent itself, and the outer
+	// call has its class, paths, URLs and effects (normalize.go, bounded to one level).
+	Delegate *Delegate `yaml:"delegate,omitempty"`
 
 	source string // file:line, for messages
+}
+
+// Delegate names the argument keys of a call that runs another tool.
+type Delegate struct {
+	Tool      []string `yaml:"tool"`
+	Arguments []string `yaml:"arguments"`
 }
 
 // PathArg names the argument keys holding paths and the role those paths play.
@@ -207,7 +218,14 @@ func ParseCatalog(name string, data []byte) (*Catalog, error) {
 				}
 			}
 		}
-		for _, keys := range [][]string{e.Command, e.Cwd, e.URLs, e.Recipients, e.Body, e.Content, e.Prompt, e.Method, e.Patch, e.Instructions, e.Search} {
+		if e.Delegate != nil && (len(e.Delegate.Tool) == 0 || len(e.Delegate.Arguments) == 0) {
+			bad("delegate needs tool and arguments keys")
+		}
+		keyLists := [][]string{e.Command, e.Cwd, e.URLs, e.Recipients, e.Body, e.Content, e.Prompt, e.Method, e.Patch, e.Instructions, e.Search}
+		if e.Delegate != nil {
+			keyLists = append(keyLists, e.Delegate.Tool, e.Delegate.Arguments)
+		}
+		for _, keys := range keyLists {
 			for _, k := range keys {
 				if k == "" || strings.HasPrefix(k, ".") || strings.HasSuffix(k, ".") || strings.Contains(k, "..") {
 					bad("bad argument key %q", k)

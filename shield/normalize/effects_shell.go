@@ -209,10 +209,12 @@ func (w *walker) derived(kind, prog, clean, sens string, inWS, unresolved bool) 
 
 // throughLinks rewrites a path under a symlink created earlier in the same call to the link's
 // target ("ln -s / r && cat r/etc/shadow" reads /etc/shadow).
+//
+// Links already on disk are followed too when the normaliser resolves them (links.go).
 func (w *walker) throughLinks(clean string) string {
 	links := w.s.fx().links
 	if len(links) == 0 {
-		return clean
+		return w.s.n.onDisk(clean)
 	}
 	for i := 0; i < 8; i++ {
 		changed := false
@@ -227,7 +229,7 @@ func (w *walker) throughLinks(clean string) string {
 			break
 		}
 	}
-	return clean
+	return w.s.n.onDisk(clean)
 }
 
 // globEffect records a path effect whose operand is a glob: matched against sensitive exemplars
@@ -894,13 +896,25 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 		if len(mode) == 4 && mode[0] >= '2' && mode[0] <= '7' && mode[0] != '1' && isDigits(mode) {
 			setuid = true
 		}
+		restrict := !ops.dyn[0] && restrictingMode(mode)
 		for k := 1; k < len(ops.argv); k++ {
+			// A mode that only takes access away from group and others (600, 700, go-rwx) grants
+			// nothing and changes no content: no effect on a literal path.
+			if restrict && !isUnresolvedText(ops.argv[k]) {
+				continue
+			}
 			w.pathEffect(EffectWrite, name, ops.argv[k], ops.dyn[k])
 			if setuid {
 				if c, ok := resolvePath(ops.argv[k], s.cwd, s.n.opt.Home); ok {
 					s.addEffect(Effect{Kind: EffectPrivilege, Target: c, Program: name, Detail: "setuid"})
 				}
 			}
+		}
+	case "unshare":
+		// A user namespace (-U, -r) maps the caller to root inside it only: no privilege on the
+		// host. Any other namespace needs real privilege.
+		if !pa.tags["userns"] || f.sudo {
+			s.addEffect(Effect{Kind: EffectPrivilege, Target: "root", Program: name, Detail: "unshare"})
 		}
 	case "setcap":
 		for k := 1; k < len(ops.argv); k++ {
@@ -1928,6 +1942,29 @@ func (w *walker) cloud(name string, ops words, secrets [][]string) {
 			w.pathEffect(EffectRead, name, a, ops.dyn[k])
 		}
 	}
+}
+
+// restrictingMode: a chmod mode that only removes access of group and others: an octal mode
+// without special bits whose group and other digits are 0 and whose owner keeps read (600, 0700,
+// 400), or symbolic clauses that only subtract from g and o (go-rwx, o-w, g-w,o-r).
+func restrictingMode(m string) bool {
+	if isDigits(m) {
+		m = strings.TrimLeft(m, "0")
+		if len(m) != 3 {
+			return false
+		}
+		return m[1] == '0' && m[2] == '0' && m[0] >= '4' && m[0] <= '7'
+	}
+	if m == "" {
+		return false
+	}
+	for _, clause := range strings.Split(m, ",") {
+		who, perms, ok := strings.Cut(clause, "-")
+		if !ok || who == "" || strings.Trim(who, "go") != "" || perms == "" || strings.Trim(perms, "rwxXst") != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // hostSystemDir: mounting it (or a parent of it) into a container hands the container the host.

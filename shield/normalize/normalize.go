@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -33,6 +34,10 @@ type Options struct {
 	// Commands are the command specs the shell walker reads programs with (the bundle's
 	// commands/*.spec). nil knows no program: every command is an unknown program.
 	Commands *CommandSpecs
+	// ResolveLinks: classify workspace paths that exist on this host where their symbolic links
+	// lead (links.go). Off by default: set it only when the appliance shares the workspace's
+	// file system.
+	ResolveLinks bool
 }
 
 // Normalizer turns tool calls into Actions. Build one per catalog with New; it is immutable and
@@ -45,6 +50,8 @@ type Normalizer struct {
 	// exemplars: concrete paths standing for the sensitive table's patterns (globs are matched
 	// against them).
 	exemplars []string
+	// wsReal: the workspace's own location on disk, when ResolveLinks is set.
+	wsReal string
 }
 
 // New returns a Normalizer over cat (nil: every tool is unknown).
@@ -68,6 +75,11 @@ func New(cat *Catalog, opt Options) *Normalizer {
 	}
 	n := &Normalizer{cat: cat, opt: opt, sens: newSensitiveMatcher(opt.Home), exemplars: sensitiveExemplars(opt.Home)}
 	n.parsers.New = func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }
+	if opt.ResolveLinks {
+		if real, err := filepath.EvalSymlinks(opt.Workspace); err == nil {
+			n.wsReal = filepath.ToSlash(real)
+		}
+	}
 	return n
 }
 
@@ -112,6 +124,13 @@ func (n *Normalizer) Normalize(tool string, args map[string]any, cwd string) *Ac
 // The work is bounded by the input limits whatever ctx says; ctx lets the caller's budget cover
 // normalisation too.
 func (n *Normalizer) NormalizeContext(ctx context.Context, tool string, args map[string]any, cwd string) (act *Action) {
+	return n.normalize(ctx, tool, args, cwd, 0)
+}
+
+// maxDelegateDepth bounds calls that run other tools (use_mcp_tool of use_mcp_tool …).
+const maxDelegateDepth = 1
+
+func (n *Normalizer) normalize(ctx context.Context, tool string, args map[string]any, cwd string, depth int) (act *Action) {
 	act = &Action{Tool: tool, Class: ClassUnknown, Args: args, Workspace: n.opt.Workspace}
 	defer func() {
 		if r := recover(); r != nil {
@@ -133,18 +152,80 @@ func (n *Normalizer) NormalizeContext(ctx context.Context, tool string, args map
 	act.Cwd = base
 
 	e, known := n.cat.Lookup(tool)
+	if known && e.Delegate != nil {
+		if inner := n.delegate(ctx, e, args, cwd, depth); inner != nil {
+			inner.Tool, inner.Args = tool, args
+			return inner
+		}
+	}
 	used := map[string]bool{}
 	if known {
 		act.Known = true
 		act.Class = e.Class
 		s.applyEntry(e, used)
 	}
-	s.generic(args, used, known && len(e.Command) > 0)
+	class := ""
+	if known {
+		class = e.Class
+	}
+	s.generic(args, used, known && len(e.Command) > 0, class)
 	s.collectStrings(args)
 	s.textURLs()
 	s.toolEffects(e, known) // tools_effects.go
+	if !known {
+		s.annotationEffects(annotationsFrom(ctx)) // tools_annotations.go
+	}
 	act.fillNil()
 	return act
+}
+
+// delegate normalises the call a delegating tool runs (Cline's use_mcp_tool {server_name,
+// tool_name, arguments}): the inner tool and its arguments, an object or a JSON string holding
+// one. nil when the call names no inner tool; an inner call that cannot be read, or one nested
+// deeper than maxDelegateDepth, is an unknown action marked with a parse error.
+func (n *Normalizer) delegate(ctx context.Context, e *Entry, args map[string]any, cwd string, depth int) *Action {
+	var inner string
+	for _, k := range e.Delegate.Tool {
+		if t := scalarString(lookupKey(args, k)); t != "" {
+			inner = t
+			break
+		}
+	}
+	if inner == "" {
+		return nil
+	}
+	fail := func(msg string) *Action {
+		a := &Action{Tool: inner, Class: ClassUnknown, Workspace: n.opt.Workspace, Cwd: n.opt.Workspace, ParseError: msg}
+		a.fillNil()
+		return a
+	}
+	if depth >= maxDelegateDepth {
+		return fail("a delegated call runs another delegated call")
+	}
+	innerArgs := map[string]any{}
+	for _, k := range e.Delegate.Arguments {
+		vs := lookupKey(args, k)
+		if len(vs) == 0 {
+			continue
+		}
+		switch x := vs[0].(type) {
+		case map[string]any:
+			innerArgs = x
+		case string:
+			if strings.TrimSpace(x) == "" {
+				break
+			}
+			m, err := DecodeArguments([]byte(x), Limits{})
+			if err != nil {
+				return fail("the delegated call's arguments are not a JSON object: " + err.Error())
+			}
+			innerArgs = m
+		default:
+			return fail("the delegated call's arguments are not a JSON object")
+		}
+		break
+	}
+	return n.normalize(ctx, inner, innerArgs, cwd, depth+1)
 }
 
 // fillNil makes every list non-nil, so rules and policies see [] rather than null.
@@ -221,8 +302,13 @@ func (s *state) applyEntry(e *Entry, used map[string]bool) {
 	}
 	for _, v := range take(e.URLs) {
 		for _, str := range stringsOf(v) {
-			s.addURL(str, URLRequest, true)
-			if strings.HasPrefix(strings.ToLower(str), "file:") {
+			isFile := strings.HasPrefix(strings.ToLower(str), "file:")
+			// A file: URI given to a file tool (an MCP resource) names the file it reads; given to
+			// a request tool it is a request that reads a local file, and stays a URL too.
+			if !isFile || (e.Class != ClassFileRead && e.Class != ClassFileList) {
+				s.addURL(str, URLRequest, true)
+			}
+			if isFile {
 				s.addPath(str, RoleRead)
 			}
 		}
@@ -319,7 +405,10 @@ func quoteArgv(argv []string) string {
 // generic extracts from keys the catalog entry did not name (all keys of an unknown tool): paths
 // from path-like keys, URLs from URL-like keys, a shell command from command-like keys when the
 // entry names no command argument.
-func (s *state) generic(args map[string]any, used map[string]bool, hasCommand bool) {
+//
+// A path under a key the entry did not name takes the role of the tool's class: the file a write
+// tool names is what it writes (Cursor's edit_file {target_file}), whatever the key is called.
+func (s *state) generic(args map[string]any, used map[string]bool, hasCommand bool, class string) {
 	keys := make([]string, 0, len(args))
 	for k := range args {
 		if !used[k] {
@@ -342,12 +431,30 @@ func (s *state) generic(args map[string]any, used map[string]bool, hasCommand bo
 					s.addURL(str, URLRequest, true)
 					continue
 				}
-				s.addPath(str, pathRoleForKey(k))
+				s.addPath(str, classPathRole(class, pathRoleForKey(k)))
 			}
 		case !hasCommand && isCommandKey(k):
 			s.command(v)
 		}
 	}
+}
+
+// classPathRole gives a generic path the role of its tool's class, unless the key said more.
+func classPathRole(class, role string) string {
+	if role != RoleArg {
+		return role
+	}
+	switch class {
+	case ClassFileWrite:
+		return RoleWrite
+	case ClassFileDelete:
+		return RoleDelete
+	case ClassFileRead:
+		return RoleRead
+	case ClassFileList, ClassFileSearch:
+		return RoleList
+	}
+	return role
 }
 
 func isCommandKey(k string) bool {
@@ -426,6 +533,7 @@ func (s *state) addPath(raw, role string) {
 	if !ok {
 		return
 	}
+	clean = s.n.onDisk(clean) // links.go
 	// One entry per (clean, role); a generic "arg" entry gives way to a specific role.
 	if s.pathSeen == nil {
 		s.pathSeen = map[string]int{}

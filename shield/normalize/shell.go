@@ -676,6 +676,7 @@ func (w *walker) emit(f frame, ws words, raw string, redirs []Redirect, env []st
 	if c.Name == "find" {
 		x.roots = findRoots(ws.sub(1)) // "{}" in -exec stands for what find walks
 	}
+	w.envEffects(f, &c) // effects_env.go
 	w.follow(f, c.Name, ws, pipe, idx, stdin)
 	replaced := false
 	if c.Dynamic {

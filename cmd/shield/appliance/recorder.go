@@ -1,4 +1,4 @@
-package main
+package appliance
 
 import (
 	"context"
@@ -25,9 +25,11 @@ type auditRecorder struct {
 
 var _ shield.Recorder = (*auditRecorder)(nil)
 
-// newAuditRecorder returns the shield.Recorder that appends one TypeDecision record per
-// decision and returns once it is durable.
-func newAuditRecorder(l *audit.Log) shield.Recorder { return &auditRecorder{l: l} }
+// NewAuditRecorder returns the shield.Recorder that appends one TypeDecision record per
+// decision and returns once it is durable; failures are logged on log (nil: not logged here).
+func NewAuditRecorder(l *audit.Log, log *slog.Logger) shield.Recorder {
+	return &auditRecorder{l: l, log: log}
+}
 
 func (r *auditRecorder) RecordDecision(ctx context.Context, rec *shield.DecisionRecord) (shield.AuditPosition, error) {
 	if rec == nil || rec.Verdict == nil {

@@ -1,4 +1,4 @@
-package main
+package appliance
 
 import (
 	"fmt"
@@ -8,10 +8,10 @@ import (
 	"time"
 )
 
-// sdNotify sends state (for example "READY=1", "STOPPING=1", "WATCHDOG=1") to the service
+// SdNotify sends state (for example "READY=1", "STOPPING=1", "WATCHDOG=1") to the service
 // manager on $NOTIFY_SOCKET, a unix datagram socket; a name starting with '@' is an abstract
 // socket. Without $NOTIFY_SOCKET (not started by systemd with Type=notify) it does nothing.
-func sdNotify(state string) error {
+func SdNotify(state string) error {
 	name := os.Getenv("NOTIFY_SOCKET")
 	if name == "" {
 		return nil
@@ -31,10 +31,10 @@ func sdNotify(state string) error {
 	return nil
 }
 
-// sdWatchdogInterval is how often systemd expects WATCHDOG=1 ($WATCHDOG_USEC), or 0 when the
+// SdWatchdogInterval is how often systemd expects WATCHDOG=1 ($WATCHDOG_USEC), or 0 when the
 // watchdog is off or meant for another process ($WATCHDOG_PID names a different pid). Send at
 // half this interval.
-func sdWatchdogInterval() time.Duration {
+func SdWatchdogInterval() time.Duration {
 	us, err := strconv.ParseInt(os.Getenv("WATCHDOG_USEC"), 10, 64)
 	if err != nil || us <= 0 {
 		return 0

@@ -1,4 +1,4 @@
-package main
+package appliance
 
 import (
 	"context"
@@ -14,17 +14,27 @@ import (
 	"github.com/shieldsec/shield/shield"
 )
 
+// AuditLog is what the appliance needs of the audit trail: the pipeline's recorder, health and
+// close; Log is the chain itself (lifecycle, approval and engine records, the audit API).
+type AuditLog interface {
+	shield.Recorder
+	Healthy() error
+	Close() error
+	Log() *audit.Log
+}
+
 // auditHandle joins the audit log with the recorder the pipeline calls.
 type auditHandle struct {
 	shield.Recorder
 	log *audit.Log
 }
 
-func (h *auditHandle) Healthy() error { return h.log.Healthy() }
-func (h *auditHandle) Close() error   { return h.log.Close() }
+func (h *auditHandle) Healthy() error  { return h.log.Healthy() }
+func (h *auditHandle) Close() error    { return h.log.Close() }
+func (h *auditHandle) Log() *audit.Log { return h.log }
 
-// openAuditLog opens the audit trail under the state dir; serve refuses to start without one.
-func openAuditLog(cfg *Config, log *slog.Logger) (auditLog, error) {
+// OpenAuditLog opens the audit trail under the state dir; serve refuses to start without one.
+func OpenAuditLog(cfg *Config, log *slog.Logger) (AuditLog, error) {
 	// Whoever can write the state directory can replace the key, the log or the socket: refuse
 	// to run on one that group or others may write (systemd's StateDirectoryMode=0710 passes).
 	if err := audit.CheckPrivateDir("state directory", cfg.StateDir); err != nil {
@@ -57,9 +67,9 @@ func openAuditLog(cfg *Config, log *slog.Logger) (auditLog, error) {
 	return &auditHandle{Recorder: &auditRecorder{l: l, log: log}, log: l}, nil
 }
 
-// auditCollectors exports the audit log's state: healthy or failed, failures, self-recoveries,
+// AuditCollectors exports the audit log's state: healthy or failed, failures, self-recoveries,
 // appends refused while failed, and what was quarantined at open.
-func auditCollectors(al auditLog) []prometheus.Collector {
+func AuditCollectors(al AuditLog) []prometheus.Collector {
 	h, ok := al.(*auditHandle)
 	if !ok {
 		return nil
@@ -101,7 +111,7 @@ func auditCollectors(al auditLog) []prometheus.Collector {
 
 // startAnchoring runs the Rekor anchorer in the background when configured. stop cancels it and
 // waits for its last round (at shutdown), which must finish before the audit log closes.
-func startAnchoring(ctx context.Context, cfg *Config, al auditLog, log *slog.Logger) (stop func(), err error) {
+func startAnchoring(ctx context.Context, cfg *Config, al AuditLog, log *slog.Logger) (stop func(), err error) {
 	h, ok := al.(*auditHandle)
 	if cfg.Audit.Rekor.URL == "" || !ok {
 		return func() {}, nil
@@ -135,7 +145,7 @@ func startAnchoring(ctx context.Context, cfg *Config, al auditLog, log *slog.Log
 
 // recordEvent appends a lifecycle record (service_start, bundle_activated, …). Failures are
 // logged: they make the log unhealthy, which Health reports and which blocks every decision.
-func recordEvent(ctx context.Context, al auditLog, log *slog.Logger, typ audit.Type, payload any) {
+func recordEvent(ctx context.Context, al AuditLog, log *slog.Logger, typ audit.Type, payload any) {
 	h, ok := al.(*auditHandle)
 	if !ok {
 		return
