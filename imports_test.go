@@ -41,15 +41,17 @@ var rules = map[string]rule{
 	"audit/rekor":      {ours: []string{"audit"}},
 	"sandbox":          {ours: []string{}, forbid: coreBan},
 	"policy":           {ours: []string{}, forbid: noWire},
+	// The gate derives each rule's necessary conditions over the normalised call.
+	"policy/gate": {ours: []string{"policy", "shield/normalize"}, forbid: coreBan},
 	// Tiers implement shield's interface and read bundles; they never import each other.
-	"policy/celrules": {ours: []string{"policy", "shield", "shield/normalize", "audit"}, forbid: append(append([]string{}, noWire...), "github.com/open-policy-agent/opa")},
-	"policy/regoeval": {ours: []string{"policy", "shield", "shield/normalize", "audit"}, forbid: append(append([]string{}, noWire...), "github.com/google/cel-go")},
+	"policy/celrules": {ours: []string{"policy", "policy/gate", "shield", "shield/normalize", "audit"}, forbid: append(append([]string{}, noWire...), "github.com/open-policy-agent/opa")},
+	"policy/regoeval": {ours: []string{"policy", "policy/gate", "shield", "shield/normalize", "audit"}, forbid: append(append([]string{}, noWire...), "github.com/google/cel-go")},
 	"shield/judge":    {ours: []string{"shield", "shield/normalize", "policy", "audit", "agent/llm"}, forbid: coreBan},
 	"shield/approval": {ours: []string{"shield", "shield/normalize", "policy", "audit"}, forbid: coreBan},
 	// Test runner and bundle activation: bundles → the tier engines.
-	"policy/policytest": {ours: []string{"policy", "policy/celrules", "policy/regoeval", "shield", "shield/normalize", "audit"}, forbid: noWire},
-	"policy/activate":   {ours: []string{"policies", "policy", "policy/celrules", "policy/regoeval", "policy/policytest", "shield", "shield/normalize", "audit"}, forbid: noWire},
-	"shield/bundle":     {ours: []string{"policies", "policy", "policy/celrules", "policy/regoeval", "policy/policytest", "shield/normalize", "shield", "audit"}, forbid: noWire},
+	"policy/policytest": {ours: []string{"policy", "policy/gate", "policy/celrules", "policy/regoeval", "shield", "shield/normalize", "audit"}, forbid: noWire},
+	"policy/activate":   {ours: []string{"policies", "policy", "policy/gate", "policy/celrules", "policy/regoeval", "policy/policytest", "shield", "shield/normalize", "audit"}, forbid: noWire},
+	"shield/bundle":     {ours: []string{"policies", "policy", "policy/gate", "policy/celrules", "policy/regoeval", "policy/policytest", "shield/normalize", "shield", "audit"}, forbid: noWire},
 	// Adapters: domain packages and generated wire types.
 	"shield/server":       {ours: []string{"proto", "shield", "shield/normalize", "shield/approval", "shield/proxy", "shield/proxy/client", "policy", "audit"}},
 	"shield/proxy":        {ours: []string{"proto/shield/v1", "shield/proxy", "shield/proxy/client", "shield/normalize"}},
