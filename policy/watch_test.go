@@ -95,10 +95,16 @@ func TestWatcherFileChange(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, "p.rego"), []byte("package shield\nx := "+string(rune('0'+i%10))+"\n"), 0o644)
 		select {
 		case <-a.ch:
-			if s := w.Stats(); s.Reloads < 1 || s.Digest == first.Digest {
-				t.Fatalf("stats after a file change = %+v", s)
+			// Accept runs before the watcher records the reload: wait for the record, bounded.
+			for end := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+				s := w.Stats()
+				if s.Reloads >= 1 && s.Digest != first.Digest {
+					return
+				}
+				if time.Now().After(end) {
+					t.Fatalf("stats after a file change = %+v", s)
+				}
 			}
-			return
 		case <-time.After(100 * time.Millisecond):
 		case <-deadline:
 			t.Fatal("no reload after file changes")

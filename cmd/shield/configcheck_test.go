@@ -75,10 +75,15 @@ func TestExampleJudgeBlock(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("judge:\n")
 	for _, l := range strings.Split(block, "\n") {
+		if strings.TrimSpace(l) == "" {
+			break // the section ends at the first blank line
+		}
 		if strings.HasPrefix(l, "#   ") && !strings.HasPrefix(l, "#   #") {
 			b.WriteString(strings.TrimPrefix(l, "#") + "\n")
 		}
 	}
+	// config check refuses what serve refuses, a named key variable that is unset included.
+	t.Setenv("SHIELD_JUDGE_API_KEY", "test-key-not-used")
 	path := filepath.Join(t.TempDir(), "judge.yaml")
 	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
 		t.Fatal(err)
