@@ -486,7 +486,9 @@ func (a *Appliance) signals(ctx context.Context) {
 
 // Reload reloads the policy bundle from policy.path (the embedded bundle has nothing to reload);
 // the outcome is logged and counted by the watcher, and a bundle that fails keeps the old one.
+// The shadow bundle (policy.shadow) is reloaded too.
 func (a *Appliance) Reload(reason string) {
+	_ = reloadShadow(a.cfg, a.shadow, a.log, reason) // logged; nothing when policy.shadow is unset
 	if a.watcher == nil {
 		a.log.Info(reason + ": the embedded bundle has nothing to reload")
 		return
