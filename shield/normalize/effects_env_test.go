@@ -117,6 +117,8 @@ func TestAnnotationEffects(t *testing.T) {
 			want: []string{"connect (open world)"}, notWant: []string{"delete", "write"}},
 		{name: "not read-only, not destructive", tool: "add_note", labels: map[string]string{LabelMCPReadOnly: "false", LabelMCPDestructive: "false", LabelMCPOpenWorld: "false"},
 			want: []string{"write mcp:add_note"}, notWant: []string{"delete", "connect"}},
+		{name: "open world carries a secret argument", tool: "sync_notes", labels: map[string]string{LabelMCPOpenWorld: "true"},
+			want: []string{"secret sync_notes content"}},
 		{name: "junk values are ignored", tool: "x_tool", labels: map[string]string{LabelMCPReadOnly: "yes please"},
 			notWant: []string{"delete", "connect", "write"}},
 		{name: "a known tool ignores annotations", tool: "Read", labels: map[string]string{LabelMCPReadOnly: "false", LabelMCPDestructive: "true"},
@@ -125,7 +127,7 @@ func TestAnnotationEffects(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := WithLabels(context.Background(), tc.labels)
-			a := n.NormalizeContext(ctx, tc.tool, map[string]any{"file_path": "a.txt"}, "")
+			a := n.NormalizeContext(ctx, tc.tool, map[string]any{"file_path": "a.txt", "text": "key AKIAFAKEFAKEFAKEFAKE"}, "")
 			for _, w := range tc.want {
 				if !hasEffect(a.Effects, w) {
 					t.Errorf("missing %q in %v", w, effectStrings(a.Effects))

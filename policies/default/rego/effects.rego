@@ -420,6 +420,7 @@ deny contains finding("effects.delete-outside-workspace", sprintf("deletes %s, o
 	input.class != "exec" # until the shell engine's effects land, the destructive.* rules judge commands
 	some e in input.effects
 	e.kind == "delete"
+	startswith(e.target, "/") # a file; an MCP tool's own destructiveHint ("mcp:TOOL") is escalated below
 	not e.in_workspace
 	not scratch_delete(e.target)
 }
@@ -542,9 +543,13 @@ deny contains finding("effects.exec-downloaded", "runs a file it downloads") if 
 # ---------------------------------------------------------------------------------------------
 # MCP tools the catalog does not know, by their annotations. A proxy in front of an MCP server
 # passes a tool's annotations as call labels "mcp.readOnlyHint", "mcp.destructiveHint",
-# "mcp.openWorldHint" ("true"/"false"). Annotations are the server's word, not a proof: they
-# only ever allow a tool that says it reads, changes nothing and reaches no open world, and
-# only when every effect the normaliser found in its arguments is a read of the workspace.
+# "mcp.openWorldHint" ("true"/"false"); the normaliser turns them into unresolved effects
+# (shield/normalize/tools_annotations.go: delete or write "mcp:TOOL", connect "(open world)",
+# with the MCP defaults for hints not given), so the effect rules judge them like any other
+# (a secret read by an open-world tool is secret egress). Annotations are the server's word, not
+# a proof: they only ever allow a tool that says it reads, changes nothing and reaches no open
+# world, and only when every effect the normaliser found in its arguments is a read of the
+# workspace.
 
 mcp_label(name) := object.get(object.get(object.get(input, "context", {}), "labels", {}), concat("", ["mcp.", name]), "")
 
