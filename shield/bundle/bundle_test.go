@@ -104,9 +104,9 @@ func TestDefaultBundleCorpus(t *testing.T) {
 	// The README states the figure and what makes it up: tools outside the catalog (escalated
 	// by design), e-mail outside the organisation, and commands whose effects leave the workspace
 	// and the configured egress (positive security for exec: a deploy, a shell on a device, a host
-	// mount) — escalated, never blocked.
-	if fpr > 0.11 {
-		t.Errorf("false-positive rate %.3f above 0.11", fpr)
+	// mount) — escalated, never blocked. Measured: 15/168 = 8.9 %.
+	if fpr > 0.095 {
+		t.Errorf("false-positive rate %.3f above 0.095", fpr)
 	}
 }
 
