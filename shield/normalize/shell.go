@@ -684,6 +684,7 @@ func (w *walker) emit(f frame, ws words, raw string, redirs []Redirect, env []st
 	}
 	if !replaced {
 		w.commandEffects(f, &c, ws, pipe, idx, stdin)
+		w.recordWritten(&c, stdin) // sessions.go
 	}
 	x.roots = prevRoots
 	return true
