@@ -246,7 +246,8 @@ func (p *Pipeline) Evaluate(ctx context.Context, call *Call, opt EvalOptions) (V
 		// What an allowed call does becomes its session's history (after the audit record: a
 		// call whose record failed is blocked and observes nothing).
 		if v.Decision == Allow && callErr == nil {
-			p.cfg.Sessions.Observe(call.Context.SessionID, action)
+			nn, _ := pol.Normalizer.(*normalize.Normalizer)
+			p.cfg.Sessions.Observe(call.Context.SessionID, action, nn)
 		}
 	}()
 	v.EvaluatedAt = start.UTC()

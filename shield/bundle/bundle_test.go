@@ -338,6 +338,12 @@ func TestDefaultBundleSessionContext(t *testing.T) {
 	if v := eval("s3", "Bash", `{"command":"bash sync.sh"}`); v.Decision == shield.Allow {
 		t.Errorf("running a script written earlier that exfiltrates keys: ALLOW %v", v.Rules)
 	}
+	if v := eval("s5", "Bash", `{"command":"cat > clean.sh <<'EOF'\nrm -rf /srv/data\nEOF"}`); v.Decision != shield.Allow {
+		t.Fatalf("precondition: a here-document written to a workspace script: %s %v, want ALLOW", v.Decision, v.Rules)
+	}
+	if v := eval("s5", "Bash", `{"command":"sh clean.sh"}`); v.Decision == shield.Allow {
+		t.Errorf("running a script a shell command wrote earlier that deletes outside the workspace: ALLOW %v", v.Rules)
+	}
 	if v := eval("s4", "Bash", `{"command":"bash sync.sh"}`); v.Decision != shield.Allow {
 		t.Errorf("the same command in a session that did not write it: %s %v, want ALLOW", v.Decision, v.Rules)
 	}

@@ -102,11 +102,6 @@ type Action struct {
 	// UnknownPrograms lists programs run that have no command spec: their effects are unknown.
 	UnknownPrograms []string `json:"unknown_programs"`
 
-	// Written: content that shell commands of the call write to files (cat/tee of a here-document,
-	// echo/printf redirected), by cleaned path, bounded. Not shown to rules (json "-"): the
-	// session history (sessions.go) reads it to judge a script run by a later call.
-	Written map[string]string `json:"-"`
-
 	// Truncated is set when a bound was hit (command count, nesting depth, string count): parts of
 	// the call were not looked at. Like ParseError, a signal that must never lead to an allow.
 	Truncated bool `json:"truncated"`

@@ -75,8 +75,9 @@ func (ss *Sessions) Version(session string) uint64 {
 }
 
 // Observe records what a call that was allowed to run did in its session: the secrets it read and
-// the content of the files it wrote.
-func (ss *Sessions) Observe(session string, a *Action) {
+// the content of the files it wrote. n, when given, reads the content shell commands of an exec
+// call write (cat/tee of a here-document, echo/printf redirected).
+func (ss *Sessions) Observe(session string, a *Action, n *Normalizer) {
 	if ss == nil || session == "" || a == nil {
 		return
 	}
@@ -94,9 +95,11 @@ func (ss *Sessions) Observe(session string, a *Action) {
 			}
 		}
 	}
-	for p, c := range a.Written {
-		if len(files) < maxSessionFiles {
-			files[p] = c
+	if n != nil && a.Class == ClassExec && writesWithShell(a) {
+		for p, c := range n.writtenBy(a.Command, a.Cwd) {
+			if len(files) < maxSessionFiles {
+				files[p] = c
+			}
 		}
 	}
 	if len(secrets) == 0 && len(files) == 0 {
@@ -283,6 +286,43 @@ func containsString(xs []string, x string) bool {
 	return false
 }
 
+// writesWithShell: one of the call's commands may write content the session should remember.
+func writesWithShell(a *Action) bool {
+	for _, c := range a.Commands {
+		switch c.Name {
+		case "tee":
+			return true
+		case "cat", "echo", "printf":
+			for _, r := range c.Redirects {
+				if r.Op == ">" || r.Op == ">>" || r.Op == "&>" || r.Op == ">|" {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// writtenBy walks command (an exec call's command line, as normalised) again and returns the
+// content its shell commands write, by cleaned path.
+func (n *Normalizer) writtenBy(command, cwd string) (out map[string]string) {
+	if command == "" {
+		return nil
+	}
+	defer func() {
+		if recover() != nil {
+			out = nil
+		}
+	}()
+	act := &Action{Tool: "Bash", Class: ClassExec, Workspace: n.opt.Workspace}
+	s := &state{n: n, act: act, ctx: context.Background(), cwd: n.opt.Workspace}
+	if cwd != "" && len(cwd) <= maxCwdBytes {
+		s.cwd, _ = resolvePath(cwd, n.opt.Workspace, n.opt.Home)
+	}
+	s.command(command)
+	return s.written
+}
+
 // recordWritten notes the content a shell command writes to files: cat or tee fed a here-document
 // or here-string, echo or printf redirected. Bounded like the session history.
 func (w *walker) recordWritten(c *Command, stdin string) {
@@ -324,22 +364,22 @@ func (w *walker) recordWritten(c *Command, stdin string) {
 			}
 		}
 	}
-	a := w.s.act
+	s := w.s
 	for _, t := range targets {
-		if a.Written == nil {
-			a.Written = map[string]string{}
+		if s.written == nil {
+			s.written = map[string]string{}
 		}
-		if _, ok := a.Written[t]; !ok && len(a.Written) >= maxSessionFiles {
+		if _, ok := s.written[t]; !ok && len(s.written) >= maxSessionFiles {
 			return
 		}
-		if c.Redirects != nil && hasAppend(c.Redirects, t) {
-			a.Written[t] += content
-			if len(a.Written[t]) > maxSessionFileBytes {
-				a.Written[t] = a.Written[t][:maxSessionFileBytes]
+		if hasAppend(c.Redirects, t) {
+			s.written[t] += content
+			if len(s.written[t]) > maxSessionFileBytes {
+				s.written[t] = s.written[t][:maxSessionFileBytes]
 			}
 			continue
 		}
-		a.Written[t] = content
+		s.written[t] = content
 	}
 }
 
