@@ -166,7 +166,7 @@ func loadBundle(cfg *Config) (*policy.Bundle, *shield.Policy, error) {
 }
 
 func activate(cfg *Config, b *policy.Bundle) (*shield.Policy, error) {
-	pol, err := bundle.Activate(b, bundle.Options{Workspace: cfg.Policy.Workspace, Home: homeFor(cfg.Policy)})
+	pol, err := bundle.Activate(b, bundle.Options{Workspace: cfg.Policy.Workspace, Home: homeFor(cfg.Policy), ResolveLinks: cfg.Policy.ResolveLinks})
 	if err != nil {
 		return nil, fmt.Errorf("activate policy bundle %s: %w", b.Source, err)
 	}
