@@ -111,6 +111,10 @@ type PolicyConfig struct {
 	Home string `yaml:"home"`
 	// Watch reloads the bundle when its files change (SIGHUP always reloads). Default: true.
 	Watch *bool `yaml:"watch"`
+	// ResolveLinks classifies workspace paths that exist on this host where their symbolic links
+	// lead (a link to ~/.ssh read through the workspace is a secret read). Set it only when the
+	// service shares the workspace's file system. Default: false.
+	ResolveLinks bool `yaml:"resolve_links"`
 	// Shadow is a candidate bundle (directory or .tar.gz) that serve evaluates beside the live
 	// one, off the decision path (shield/shadow): loaded at start like the live bundle (signature,
 	// tests, gate); differences are counted in metrics and audited as shadow records. Default: ""
