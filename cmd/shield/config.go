@@ -52,6 +52,8 @@ type Config struct {
 	// Limits bounds connections, streams and concurrent calls (see server.Limits). Default: the
 	// safe caps documented in deploy/shield.yaml, sized below RLIMIT_NOFILE.
 	Limits server.Limits `yaml:"limits"`
+	// HTTP serves the HTTP/JSON API and the web console (see server.HTTPConfig). Default: off.
+	HTTP server.HTTPConfig `yaml:"http"`
 	// Dev lets a loopback TCP listener act with every role (never in production). Flag only.
 	Dev bool `yaml:"-"`
 }
@@ -68,6 +70,12 @@ type ApprovalsConfig struct {
 	WebhookURL string `yaml:"webhook_url"`
 	// WebhookSecretEnv names the environment variable holding the HMAC secret.
 	WebhookSecretEnv string `yaml:"webhook_secret_env"`
+	// WebhookFormat is the notice's body: shield (default, JSON), slack (a Slack incoming webhook
+	// message) or chat (a {"text": …} message for Mattermost, Rocket.Chat, Google Chat, Teams
+	// workflows). Every format is HMAC-signed.
+	WebhookFormat string `yaml:"webhook_format"`
+	// ConsoleURL is the web console's base URL, linked from chat notices. Default: none.
+	ConsoleURL string `yaml:"console_url"`
 	// Retention is how long resolved requests (denied, used, expired) stay in the approval store;
 	// the audit trail keeps their records. Default 720h (30 days); negative keeps them forever.
 	Retention time.Duration `yaml:"retention"`
@@ -399,10 +407,18 @@ func (c *Config) Validate() error {
 	if c.Approvals.Timeout < 0 {
 		errs = append(errs, errors.New("approvals.timeout must not be negative"))
 	}
+	switch c.Approvals.WebhookFormat {
+	case "", "shield", "slack", "chat":
+	default:
+		errs = append(errs, fmt.Errorf("approvals.webhook_format %q: use shield, slack or chat", c.Approvals.WebhookFormat))
+	}
 	if c.Approvals.WebhookURL != "" && c.Approvals.WebhookSecretEnv == "" {
 		errs = append(errs, errors.New("approvals.webhook_url needs approvals.webhook_secret_env: notices are always signed"))
 	}
 	if err := c.Limits.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.HTTP.Validate(c.Auth, c.Dev); err != nil {
 		errs = append(errs, err)
 	}
 	if c.Judge != nil {

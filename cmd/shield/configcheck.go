@@ -58,7 +58,7 @@ func checkConfigFile(path string) []string {
 	// The descriptor arithmetic serve applies at start, against the hard limit it raises to.
 	if nofile, err := hardNofile(); err != nil {
 		problems = append(problems, err.Error())
-	} else if _, err := cfg.Limits.Fit(nofile, 1+len(cfg.Listen)); err != nil && cfg.Limits.Validate() == nil {
+	} else if _, err := cfg.Limits.Fit(nofile, 1+len(cfg.Listen)+len(cfg.HTTP.Listen)); err != nil && cfg.Limits.Validate() == nil {
 		problems = append(problems, "limits: "+err.Error())
 	}
 	return problems

@@ -343,6 +343,23 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	}
 	reflection.Register(gs)
 
+	// HTTP/JSON API and web console (config key http): the same adapters, auth and limits.
+	if len(cfg.HTTP.Listen) > 0 {
+		o := server.HTTPOptions{Auth: auth, Shield: svc, Shedder: shed, MaxArgumentBytes: cfg.Pipeline.MaxArgumentBytes,
+			StreamSendTimeout: limits.StreamSendTimeout, Log: log}
+		if approvals != nil {
+			o.Approvals, o.ApprovalStore = server.NewApprovalService(approvals, server.Identity), approvals
+		}
+		if h, ok := al.(*auditHandle); ok {
+			o.AuditLog = h.log
+		}
+		stopHTTP, err := server.ServeHTTP(cfg.HTTP, o, limits, connMetrics)
+		if err != nil {
+			return err
+		}
+		defer stopHTTP()
+	}
+
 	var lis []net.Listener
 	ul, err := listenUnix(cfg.Socket)
 	if err != nil {
@@ -479,7 +496,7 @@ func fitLimits(cfg *Config) (server.Limits, uint64, error) {
 	if err != nil {
 		return server.Limits{}, 0, err
 	}
-	l, err := cfg.Limits.Fit(nofile, 1+len(cfg.Listen))
+	l, err := cfg.Limits.Fit(nofile, 1+len(cfg.Listen)+len(cfg.HTTP.Listen))
 	if err != nil {
 		return l, nofile, fmt.Errorf("limits: %w", err)
 	}
@@ -554,6 +571,7 @@ func openApprovals(cfg *Config, al auditLog, log *slog.Logger) (*approval.Servic
 	s, err := approval.Open(approval.Config{Path: filepath.Join(dir, "approvals.db"), Timeout: cfg.Approvals.Timeout,
 		TwoPersonClasses: cfg.Approvals.TwoPersonClasses, Recorder: approvalRecorder{al: al},
 		WebhookURL: cfg.Approvals.WebhookURL, WebhookSecret: secret, Log: log, Retention: cfg.Approvals.Retention,
+		WebhookFormat: cfg.Approvals.WebhookFormat, ConsoleURL: cfg.Approvals.ConsoleURL,
 		Redact: audit.Redaction{Keys: cfg.Audit.RedactKeys, Values: cfg.Audit.RedactValues}})
 	if err != nil {
 		return nil, fmt.Errorf("approvals: %w", err)

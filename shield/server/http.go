@@ -11,10 +11,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -508,4 +510,96 @@ type VerifyResult struct {
 	// Note: the appliance verifies with its own public key; verify offline with a key obtained
 	// out of band (shield audit verify) to trust the result.
 	Note string `json:"note"`
+}
+
+// HTTPConfig configures the HTTP API listeners (config key `http`). The zero value serves no
+// HTTP at all.
+type HTTPConfig struct {
+	// Listen lists the HTTP listeners: "host:port" (TCP, TLS when auth.tls is set; the rules of
+	// gRPC's listen apply, see CheckHTTPListen) or "unix:/path" (peer credentials). Default: none.
+	Listen []string `yaml:"listen"`
+	// Console serves the web console at / on every HTTP listener. Default: off.
+	Console bool `yaml:"console"`
+}
+
+// Validate checks every listener against the authentication configuration.
+func (c HTTPConfig) Validate(auth AuthConfig, dev bool) error {
+	var errs []error
+	for _, a := range c.Listen {
+		if err := CheckHTTPListen(a, auth, dev); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if c.Console && len(c.Listen) == 0 {
+		errs = append(errs, errors.New("http.console needs an http.listen address"))
+	}
+	return errors.Join(errs...)
+}
+
+// ServeHTTP starts the HTTP API on every listener of cfg, each capped like the gRPC listeners
+// (limits.max_connections, per peer), and returns a function that stops them. o.Console is
+// taken from cfg.
+func ServeHTTP(cfg HTTPConfig, o HTTPOptions, limits Limits, m *ConnMetrics) (stop func(), err error) {
+	o.Console = cfg.Console
+	h, err := NewHTTP(o)
+	if err != nil {
+		return nil, err
+	}
+	limits = limits.WithDefaults()
+	srv := h.Server(limits.IdleTimeout)
+	var lis []net.Listener
+	closeAll := func() {
+		for _, l := range lis {
+			_ = l.Close()
+		}
+	}
+	for _, a := range cfg.Listen {
+		var l net.Listener
+		if p, ok := strings.CutPrefix(a, "unix:"); ok {
+			l, err = listenHTTPUnix(p)
+		} else {
+			l, err = net.Listen("tcp", a)
+		}
+		if err != nil {
+			closeAll()
+			return nil, fmt.Errorf("http listen %s: %w", a, err)
+		}
+		lis = append(lis, LimitListener(l, "http:"+a, limits.MaxConnections, limits.MaxConnectionsPerPeer, m, o.Log))
+	}
+	for _, l := range lis {
+		go func(l net.Listener) {
+			if err := h.Serve(srv, l); err != nil {
+				h.log.Error("http listener stopped", "addr", l.Addr().String(), "error", err.Error())
+			}
+		}(l)
+		h.log.Info("serving HTTP API", "addr", l.Addr().String(), "network", l.Addr().Network(), "console", cfg.Console,
+			"tls", srv.TLSConfig != nil)
+	}
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if srv.Shutdown(ctx) != nil {
+			_ = srv.Close()
+		}
+	}, nil
+}
+
+// listenHTTPUnix listens on a unix socket (mode 0660), replacing a stale socket file but not
+// one a process still answers on, nor any other file.
+func listenHTTPUnix(path string) (net.Listener, error) {
+	if fi, err := os.Lstat(path); err == nil {
+		if fi.Mode()&os.ModeSocket == 0 {
+			return nil, fmt.Errorf("%s exists and is not a socket", path)
+		}
+		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+			c.Close()
+			return nil, fmt.Errorf("socket %s is in use", path)
+		}
+		if err := os.Remove(path); err != nil {
+			return nil, err
+		}
+	}
+	old := syscall.Umask(0o117)
+	defer syscall.Umask(old)
+	return net.Listen("unix", path)
 }
