@@ -108,6 +108,9 @@ type Appliance struct {
 	engines []*Engine
 
 	shadow     *shadow.Evaluator // nil: no shadow bundle
+	shed       *server.Shedder
+	auth       *server.Auth
+	stopHTTP   func()
 	stopAnchor func()
 	stopExport func()
 	closeOnce  sync.Once
@@ -185,7 +188,7 @@ func New(ctx context.Context, cfg *Config, log *slog.Logger) (_ *Appliance, err 
 	if err := CheckStateDir(cfg.StateDir); err != nil {
 		return nil, err
 	}
-	a := &Appliance{cfg: cfg, log: log, reg: prometheus.NewRegistry(), pol: p.policy, mux: http.NewServeMux(), stopAnchor: func() {}, stopExport: func() {}}
+	a := &Appliance{cfg: cfg, log: log, reg: prometheus.NewRegistry(), pol: p.policy, mux: http.NewServeMux(), stopAnchor: func() {}, stopExport: func() {}, stopHTTP: func() {}}
 	defer func() {
 		if err != nil {
 			a.Close()
@@ -291,6 +294,7 @@ func New(ctx context.Context, cfg *Config, log *slog.Logger) (_ *Appliance, err 
 // over a limit (Health never is), count evaluations, and recover a handler panic last.
 func (a *Appliance) buildServer(auth *server.Auth, m *shield.Metrics) error {
 	shed := server.NewShedder(a.limits, a.reg, a.log)
+	a.shed, a.auth = shed, auth
 	a.grpc = grpc.NewServer(append(a.limits.ServerOptions(),
 		grpc.Creds(auth.Credentials()),
 		grpc.MaxRecvMsgSize(maxRecvMsgSize(a.cfg)),
@@ -326,6 +330,19 @@ func (a *Appliance) listen() error {
 			return fmt.Errorf("listen %s: %w", addr, err)
 		}
 		a.lis = append(a.lis, server.LimitListener(l, addr, a.limits.MaxConnections, a.limits.MaxConnectionsPerPeer, cm, a.log))
+	}
+	// HTTP/JSON API and web console (config key http): the same adapters, auth and limits.
+	if len(a.cfg.HTTP.Listen) > 0 {
+		o := server.HTTPOptions{Auth: a.auth, Shield: a.svc, Shedder: a.shed, MaxArgumentBytes: a.cfg.Pipeline.MaxArgumentBytes,
+			StreamSendTimeout: a.limits.StreamSendTimeout, Log: a.log, AuditLog: a.audit.Log()}
+		if a.approvals != nil {
+			o.Approvals, o.ApprovalStore = a.aprSvc, a.approvals
+		}
+		stop, err := server.ServeHTTP(a.cfg.HTTP, o, a.limits, cm)
+		if err != nil {
+			return err
+		}
+		a.stopHTTP = stop
 	}
 	if a.cfg.MetricsListen != "" {
 		ml, err := net.Listen("tcp", a.cfg.MetricsListen)
@@ -504,6 +521,7 @@ func (a *Appliance) Close() {
 		for _, e := range a.engines {
 			_ = e.Close()
 		}
+		a.stopHTTP()
 		for _, l := range a.lis {
 			_ = l.Close()
 		}
