@@ -164,7 +164,7 @@ func analyzeGates(p *Parsed, files []string) (*GateInfo, map[string]map[int]*gat
 				info.Off = fmt.Sprintf("%s:%d: compiled and parsed rules differ", f, r.Location.Row)
 				return info, nil
 			}
-			cond, _ := a.body(r.Body, nil)
+			cond, _ := a.body(r.Body)
 			if gates[f] == nil {
 				gates[f] = map[int]*gate.Cond{}
 			}
@@ -252,7 +252,7 @@ type binding struct {
 }
 
 // body returns the condition of a body and whether it can fail with an error.
-func (a *analyzer) body(b ast.Body, _ map[ast.Var]binding) (*gate.Cond, bool) {
+func (a *analyzer) body(b ast.Body) (*gate.Cond, bool) {
 	env := map[ast.Var]binding{}
 	var conds []*gate.Cond
 	for _, x := range b {
@@ -405,7 +405,7 @@ func (a *analyzer) rule(name string) *ruleInfo {
 		}
 		defs++
 		for rr := r; rr != nil; rr = rr.Else {
-			c, me := a.body(rr.Body, nil)
+			c, me := a.body(rr.Body)
 			conds = append(conds, c)
 			if me || (rr.Head.Value != nil && a.termMayErr(rr.Head.Value)) || (rr.Head.Key != nil && a.termMayErr(rr.Head.Key)) {
 				ri.mayErr = true
