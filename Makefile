@@ -9,7 +9,7 @@ TOOLS := $(CURDIR)/bin/tools
 TEST_TIMEOUT ?= 25m
 FUZZTIME ?= 60s
 
-.PHONY: help deps build run test test-race bench load chaos fuzz proto lint corpus deb analyze clean
+.PHONY: help deps build run test test-browser test-race bench load chaos fuzz proto lint corpus deb analyze clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -25,6 +25,10 @@ run: build ## serve the embedded default bundle on $(STATE_DIR)/shield.sock, met
 
 test: deps ## run every test
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+test-browser: deps ## the web console end to end in headless Chromium (Debian's chromium, chromedp)
+	@command -v chromium >/dev/null || deploy/dev/ensure-deps.sh chromium
+	$(GO) test -count=1 -tags browser -run '^TestConsole' -timeout 5m ./shield/server/
 
 test-race: deps ## run every test under the race detector (slower)
 	$(GO) test -count=1 -race -timeout 40m ./...

@@ -25,6 +25,8 @@ const (
 	tokHTTPApprover = "tok-http-approver-0123456789"
 	tokHTTPAuditor  = "tok-http-auditor-0123456789"
 	tokHTTPAdmin    = "tok-http-admin-0123456789"
+	// tokHTTPSec approves and audits (the console's usual user), without admin.
+	tokHTTPSec = "tok-http-secops-0123456789"
 )
 
 // effectNormalizer classifies every call as exec and reports the command's effect.
@@ -76,7 +78,7 @@ func newHTTPFixture(t testing.TB, tweak func(*HTTPOptions)) *httpFixture {
 	t.Helper()
 	dir := t.TempDir()
 	tokens := filepath.Join(dir, "tokens")
-	body := tokHTTPAgent + " agent agent-a\n" + tokHTTPApprover + " approver ops\n" + tokHTTPAuditor + " auditor sec\n" + tokHTTPAdmin + " admin root\n"
+	body := tokHTTPAgent + " agent agent-a\n" + tokHTTPApprover + " approver ops\n" + tokHTTPAuditor + " auditor sec\n" + tokHTTPAdmin + " admin root\n" + tokHTTPSec + " approver,auditor secops\n"
 	if err := os.WriteFile(tokens, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
