@@ -546,6 +546,9 @@ func ServeHTTP(cfg HTTPConfig, o HTTPOptions, limits Limits, m *ConnMetrics) (st
 		return nil, err
 	}
 	limits = limits.WithDefaults()
+	if limits.MaxConnections <= 0 {
+		return nil, errors.New("http: limits.max_connections is unset: pass the limits Fit sized")
+	}
 	srv := h.Server(limits.IdleTimeout)
 	var lis []net.Listener
 	closeAll := func() {
