@@ -550,6 +550,7 @@ func ServeHTTP(cfg HTTPConfig, o HTTPOptions, limits Limits, m *ConnMetrics) (st
 		return nil, errors.New("http: limits.max_connections is unset: pass the limits Fit sized")
 	}
 	srv := h.Server(limits.IdleTimeout)
+	srv.HTTP2 = &http.HTTP2Config{MaxConcurrentStreams: limits.MaxStreamsPerConnection}
 	var lis []net.Listener
 	closeAll := func() {
 		for _, l := range lis {
