@@ -488,3 +488,42 @@ func TestCheckHTTPListen(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPVerifyDetectsTampering: the verify endpoint fails, naming the record, once a stored
+// record is altered.
+func TestHTTPVerifyDetectsTampering(t *testing.T) {
+	f := newHTTPFixture(t, nil)
+	if code, b := f.do(t, "POST", "/v1/evaluate", tokHTTPAgent, httpEvalBody); code != 200 {
+		t.Fatalf("evaluate: %d %s", code, b)
+	}
+	if code, b := f.do(t, "POST", "/v1/audit/verify", tokHTTPAuditor, ""); code != 200 || decodeJSON(t, b)["ok"] != true {
+		t.Fatalf("verify before tampering: %d %s", code, b)
+	}
+	segs, _ := filepath.Glob(filepath.Join(f.log.Dir(), "*.jsonl"))
+	tampered := false
+	for _, s := range segs {
+		b, _ := os.ReadFile(s)
+		if i := bytes.Index(b, []byte(`"tool":"Bash"`)); i >= 0 {
+			copy(b[i:], `"tool":"Bish"`)
+			if err := os.WriteFile(s, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			tampered = true
+			break
+		}
+	}
+	if !tampered {
+		t.Fatalf("no decision record found in %v", segs)
+	}
+	code, b := f.do(t, "POST", "/v1/audit/verify", tokHTTPAuditor, "")
+	if code != 200 {
+		t.Fatalf("verify: %d %s", code, b)
+	}
+	res := decodeJSON(t, b)
+	if res["ok"] != false || !strings.Contains(res["error"].(string), "seq ") {
+		t.Fatalf("verify after tampering: %s, want a failure naming the record", b)
+	}
+	if code, b := f.do(t, "GET", "/v1/audit/verify", tokHTTPAgent, ""); code != http.StatusForbidden {
+		t.Errorf("agent reads verify status: %d %s, want 403", code, b)
+	}
+}
