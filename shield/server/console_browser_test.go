@@ -183,6 +183,38 @@ func TestConsoleApprovesHeldCall(t *testing.T) {
 	if len(rows) != 2 || !strings.Contains(rows[0], "ALLOW") || !strings.Contains(rows[1], "ESCALATE") {
 		t.Errorf("audit rows %q, want the ALLOW then (older) the ESCALATE", rows)
 	}
+	// Approve for a duration, then revoke: the grant allows the call, the revocation ends it.
+	body2 := `{"call": {"tool": "Bash", "arguments": {"command": "reboot now"}}, "context": {"session_id": "s-grant"}}`
+	_, b = f.do(t, "POST", "/v1/evaluate", tokHTTPAgent, body2)
+	id2 := decodeJSON(t, b)["verdict"].(map[string]any)["escalation_id"].(string)
+	item2 := `#queue li[data-id="` + id2 + `"]`
+	if err := chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS("#tab-approvals")),
+		chromedp.WaitVisible(chromedp.CSS(item2)),
+		chromedp.Click(chromedp.CSS(item2)),
+		chromedp.WaitVisible(chromedp.CSS("#judge dl")),
+		chromedp.SetValue(chromedp.CSS("#grant"), "3600"),
+		chromedp.Click(chromedp.CSS("#approve-grant")),
+		chromedp.WaitVisible(chromedp.CSS("#revoke")),
+	); err != nil {
+		t.Fatalf("approve for a duration: %v", err)
+	}
+	for range 2 {
+		if _, b := f.do(t, "POST", "/v1/evaluate", tokHTTPAgent, body2); decodeJSON(t, b)["verdict"].(map[string]any)["decision"] != "DECISION_ALLOW" {
+			t.Fatalf("under the grant: %s", b)
+		}
+	}
+	if err := chromedp.Do(ctx,
+		chromedp.WaitVisible(chromedp.CSS("#judge dl")),
+		chromedp.Click(chromedp.CSS("#revoke")),
+		chromedp.WaitVisible(chromedp.CSS(`#approval-detail h2 .state-revoked`)),
+	); err != nil {
+		t.Fatalf("revoke: %v", err)
+	}
+	if _, b := f.do(t, "POST", "/v1/evaluate", tokHTTPAgent, body2); decodeJSON(t, b)["verdict"].(map[string]any)["decision"] != "DECISION_ESCALATE" {
+		t.Fatalf("after revoke: %s, want ESCALATE", b)
+	}
+
 	select {
 	case p := <-problems:
 		t.Errorf("page problem: %s", p)
