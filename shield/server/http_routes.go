@@ -22,9 +22,8 @@ import (
 )
 
 // gRPC methods that HTTP-only routes are authorised as. They sit under the services' prefixes in
-// methodRoles: Revoke and Effects need the approver role, Verify the auditor role.
+// methodRoles: Effects needs the approver role, Verify the auditor role.
 const (
-	httpMethodRevoke  = "/shield.v1.ApprovalService/Revoke"
 	httpMethodEffects = "/shield.v1.ApprovalService/Effects"
 	httpMethodVerify  = "/shield.v1.AuditService/Verify"
 	httpMethodWhoAmI  = "/shield.v1.ShieldService/WhoAmI"
@@ -48,7 +47,7 @@ func (h *HTTP) apiRoutes() []route {
 			route{pattern: "GET /v1/approvals/{id}", method: shieldv1.ApprovalService_Get_FullMethodName, h: h.approvalGet},
 			route{pattern: "GET /v1/approvals/{id}/effects", method: httpMethodEffects, h: h.approvalEffects},
 			route{pattern: "POST /v1/approvals/{id}/resolve", method: shieldv1.ApprovalService_Resolve_FullMethodName, h: h.approvalResolve},
-			route{pattern: "POST /v1/approvals/{id}/revoke", method: httpMethodRevoke, h: h.approvalRevoke},
+			route{pattern: "POST /v1/approvals/{id}/revoke", method: shieldv1.ApprovalService_Revoke_FullMethodName, h: h.approvalRevoke},
 			route{pattern: "POST /v1/approvals/{id}/await", method: shieldv1.ApprovalService_AwaitDecision_FullMethodName, stream: true, h: h.approvalAwait},
 		)
 	}
@@ -236,21 +235,11 @@ func (h *HTTP) approvalRevoke(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeStrict(body, &in); err != nil {
 		return err
 	}
-	if len(in.Comment) > 4096 {
-		return status.Error(codes.InvalidArgument, "comment longer than 4096 bytes")
-	}
-	who := Identity(r.Context())
-	if who == "" {
-		return status.Error(codes.Unauthenticated, "revoking an approval needs an authenticated identity")
-	}
-	x, err := h.o.ApprovalStore.Revoke(r.Context(), r.PathValue("id"), in.Comment, who)
-	if errors.Is(err, approval.ErrNotGranted) {
-		return status.Error(codes.FailedPrecondition, err.Error())
-	}
+	resp, err := h.o.Approvals.Revoke(r.Context(), &shieldv1.RevokeApprovalRequest{Id: r.PathValue("id"), Comment: in.Comment})
 	if err != nil {
-		return approvalError(err)
+		return err
 	}
-	return writeProto(w, approvalPreview(x))
+	return writeProto(w, resp)
 }
 
 // approvalEffects is what the active bundle's normaliser makes of a request's (redacted)

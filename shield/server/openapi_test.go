@@ -19,7 +19,6 @@ import (
 // httpOnlyMethods are routes with no gRPC method of their own, authorised under a service's
 // prefix in methodRoles (the reason is the comment).
 var httpOnlyMethods = map[string]string{
-	httpMethodRevoke:  "approver: withdraw a grant (approval.Service.Revoke)",
 	httpMethodEffects: "approver: the request's effects, for the console",
 	httpMethodVerify:  "auditor: the appliance verifies its trail",
 	httpMethodWhoAmI:  "any authenticated caller: the console's login",
