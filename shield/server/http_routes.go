@@ -58,6 +58,7 @@ func (h *HTTP) apiRoutes() []route {
 			route{pattern: "GET /v1/audit/records/{seq}", method: shieldv1.AuditService_Get_FullMethodName, h: h.auditGet(a)},
 			route{pattern: "GET /v1/audit/records/{seq}/proof", method: shieldv1.AuditService_InclusionProof_FullMethodName, h: h.auditProof(a)},
 			route{pattern: "GET /v1/audit/consistency", method: shieldv1.AuditService_ConsistencyProof_FullMethodName, h: h.auditConsistency(a)},
+			route{pattern: "GET /v1/audit/tail", method: shieldv1.AuditService_Tail_FullMethodName, stream: true, h: h.auditTail},
 			route{pattern: "GET /v1/audit/checkpoint", method: shieldv1.AuditService_GetCheckpoint_FullMethodName, h: h.auditCheckpoint(a)},
 			route{pattern: "GET /v1/audit/verify", method: httpMethodVerify, h: h.auditVerifyStatus},
 			route{pattern: "POST /v1/audit/verify", method: httpMethodVerify, h: h.auditVerifyRun},
@@ -477,6 +478,82 @@ func (h *HTTP) auditCheckpoint(a *AuditService) func(http.ResponseWriter, *http.
 			return err
 		}
 		return writeProto(w, resp)
+	}
+}
+
+// sseWriter writes server-sent events, each within the stream send timeout.
+type sseWriter struct {
+	w  http.ResponseWriter
+	rc *http.ResponseController
+	to time.Duration
+}
+
+func newSSE(w http.ResponseWriter, to time.Duration) *sseWriter {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	return &sseWriter{w: w, rc: http.NewResponseController(w), to: to}
+}
+
+func (s *sseWriter) send(text string) error {
+	_ = s.rc.SetWriteDeadline(time.Now().Add(s.to))
+	if _, err := s.w.Write([]byte(text)); err != nil {
+		return err
+	}
+	return s.rc.Flush()
+}
+
+// auditTail streams records as server-sent events as they become durable ("event: record",
+// data: the AuditRecord in JSON), from from_seq or, without it, only new ones, as Tail does. Records
+// are read a page at a time; a reader that does not take an event in time is cut off.
+func (h *HTTP) auditTail(w http.ResponseWriter, r *http.Request) error {
+	l := h.o.AuditLog
+	next := l.Size()
+	if v := r.URL.Query().Get("from_seq"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return status.Errorf(codes.InvalidArgument, "from_seq=%q: want a record sequence number", v)
+		}
+		next = n
+	}
+	ctx := r.Context()
+	sse := newSSE(w, h.o.StreamSendTimeout)
+	if err := sse.send(": shield audit tail\n\n"); err != nil {
+		return nil
+	}
+	for {
+		wctx, cancel := context.WithTimeout(ctx, sseKeepAlive)
+		err := l.Wait(wctx, next)
+		cancel()
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			if errors.Is(err, context.DeadlineExceeded) {
+				if sse.send(": keep-alive\n\n") != nil {
+					return nil
+				}
+				continue
+			}
+			_ = sse.send("event: error\ndata: " + strconv.Quote(status.Convert(auditStatus(err)).Message()) + "\n\n")
+			return nil
+		}
+		res, err := l.Query(ctx, audit.Query{FromSeq: next, Limit: auditTailPage})
+		if err != nil {
+			_ = sse.send("event: error\ndata: " + strconv.Quote(status.Convert(auditStatus(err)).Message()) + "\n\n")
+			return nil
+		}
+		for i, rec := range res.Records {
+			res.Records[i] = nil
+			b, err := protoJSON.Marshal(auditRecordToProto(rec))
+			if err != nil {
+				return nil
+			}
+			if sse.send("event: record\ndata: "+string(b)+"\n\n") != nil {
+				return nil
+			}
+			next = rec.Seq + 1
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -525,5 +526,60 @@ func TestHTTPVerifyDetectsTampering(t *testing.T) {
 	}
 	if code, b := f.do(t, "GET", "/v1/audit/verify", tokHTTPAgent, ""); code != http.StatusForbidden {
 		t.Errorf("agent reads verify status: %d %s, want 403", code, b)
+	}
+}
+
+// TestHTTPAuditTail: the tail stream sends the records from from_seq, then each new one.
+func TestHTTPAuditTail(t *testing.T) {
+	f := newHTTPFixture(t, nil)
+	if code, b := f.do(t, "POST", "/v1/evaluate", tokHTTPAgent, httpEvalBody); code != 200 {
+		t.Fatalf("evaluate: %d %s", code, b)
+	}
+	req, _ := http.NewRequest("GET", f.url+"/v1/audit/tail?from_seq=0", nil)
+	req.Header.Set("Authorization", "Bearer "+tokHTTPAuditor)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("tail: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	seen := make(chan []string, 1)
+	go func() {
+		var seqs []string
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				var rec struct {
+					Seq  string `json:"seq"`
+					Type string `json:"type"`
+				}
+				_ = json.Unmarshal([]byte(d), &rec)
+				seqs = append(seqs, rec.Seq+":"+rec.Type)
+				if rec.Type == "approval_resolved" {
+					break
+				}
+			}
+		}
+		seen <- seqs
+	}()
+	// A new record (a denial) after the stream opened arrives too.
+	_, b := f.do(t, "GET", "/v1/approvals", tokHTTPApprover, "")
+	id := decodeJSON(t, b)["approvals"].([]any)[0].(map[string]any)["id"].(string)
+	if code, b := f.do(t, "POST", "/v1/approvals/"+id+"/resolve", tokHTTPApprover, `{"approve": false}`); code != 200 {
+		t.Fatalf("deny: %d %s", code, b)
+	}
+	select {
+	case seqs := <-seen:
+		if len(seqs) < 4 || seqs[0] != "0:approval_requested" || !strings.HasSuffix(seqs[len(seqs)-1], ":approval_resolved") {
+			t.Fatalf("tail sent %v", seqs)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("tail did not send the new record")
+	}
+	if code, _ := f.do(t, "GET", "/v1/audit/tail?from_seq=x", tokHTTPAuditor, ""); code != 400 {
+		t.Errorf("bad from_seq: %d, want 400", code)
 	}
 }

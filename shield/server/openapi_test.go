@@ -12,8 +12,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
-
-	shieldv1 "github.com/shieldsec/shield/proto/shield/v1"
 )
 
 // httpOnlyMethods are routes with no gRPC method of their own, authorised under a service's
@@ -25,9 +23,7 @@ var httpOnlyMethods = map[string]string{
 }
 
 // grpcOnlyMethods are proto methods the HTTP API does not serve, with the reason.
-var grpcOnlyMethods = map[string]string{
-	shieldv1.AuditService_Tail_FullMethodName: "a record stream: poll /v1/audit/records with page_token, or use gRPC",
-}
+var grpcOnlyMethods = map[string]string{}
 
 // TestHTTPRoutesMatchProto: every route stands for a method of the proto services (or an
 // HTTP-only one listed above), every proto method has a route (or is listed as gRPC-only), and
