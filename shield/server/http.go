@@ -126,6 +126,10 @@ func NewHTTP(o HTTPOptions) (*HTTP, error) {
 		if x.Pattern == "" || x.Handler == nil {
 			return nil, errors.New("http: an extra route needs a pattern and a handler")
 		}
+		// Fail closed: an extra route is authorised as a method; none would leave it open.
+		if x.Method == "" {
+			return nil, fmt.Errorf("http: extra route %q names no method to authorise it as", x.Pattern)
+		}
 		xh := x.Handler
 		rt := route{pattern: x.Pattern, method: x.Method, h: func(w http.ResponseWriter, r *http.Request) error {
 			xh.ServeHTTP(w, r)

@@ -311,10 +311,7 @@ func (h *HTTP) approvalAwait(w http.ResponseWriter, r *http.Request) error {
 // JSON, arguments as a preview). A reader that does not take an event within the stream send
 // timeout is cut off; a comment line every 15 s keeps proxies from closing an idle stream.
 func (h *HTTP) approvalsEvents(w http.ResponseWriter, r *http.Request) error {
-	rc := http.NewResponseController(w)
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
+	sse := newSSE(w, h.o.StreamSendTimeout)
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	events := make(chan []byte, 16)
@@ -333,13 +330,7 @@ func (h *HTTP) approvalsEvents(w http.ResponseWriter, r *http.Request) error {
 			}
 		})
 	}()
-	send := func(s string) error {
-		_ = rc.SetWriteDeadline(time.Now().Add(h.o.StreamSendTimeout))
-		if _, err := w.Write([]byte(s)); err != nil {
-			return err
-		}
-		return rc.Flush()
-	}
+	send := sse.send
 	if err := send(": shield approvals\n\n"); err != nil {
 		return nil
 	}

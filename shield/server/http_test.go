@@ -468,6 +468,15 @@ func TestHTTPExtraRoutes(t *testing.T) {
 	}
 }
 
+func TestHTTPExtraRouteNeedsMethod(t *testing.T) {
+	auth, _ := NewAuth(AuthConfig{})
+	_, err := NewHTTP(HTTPOptions{Auth: auth, Shield: minimalShield(t), Routes: []HTTPRoute{{Pattern: "POST /v1/hooks/x",
+		Handler: http.NotFoundHandler()}}})
+	if err == nil {
+		t.Fatal("an extra route without a method was mounted (it would be open to everyone)")
+	}
+}
+
 func TestCheckHTTPListen(t *testing.T) {
 	for _, tc := range []struct {
 		addr string
