@@ -73,8 +73,10 @@ type Engine struct {
 	agent   *agentConn
 	agentCh chan struct{} // closed and replaced when an agent connects
 
-	turn chan struct{}              // one client message at a time (a semaphore a waiting client can leave)
-	subs map[string]chan *agentConn // sub-agent tokens issued and not yet used
+	turn  chan struct{}              // one client message at a time (a semaphore a waiting client can leave)
+	subs  map[string]chan *agentConn // sub-agent tokens issued and not yet used
+	watch watchers                   // clients watching sessions (openparallax WatchSession)
+	start time.Time
 }
 
 // agentConn is a connected, authenticated agent.
@@ -121,7 +123,7 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.DrainTimeout <= 0 {
 		cfg.DrainTimeout = 2 * time.Minute
 	}
-	return &Engine{cfg: cfg, agentCh: make(chan struct{}), turn: make(chan struct{}, 1)}, nil
+	return &Engine{cfg: cfg, agentCh: make(chan struct{}), turn: make(chan struct{}, 1), start: time.Now()}, nil
 }
 
 // NewToken returns a fresh 128-bit agent token (hex) and makes it the one the next agent must
@@ -298,7 +300,7 @@ func (e *Engine) SendMessage(req *agentv1.SendMessageRequest, out agentv1.Client
 	t.busy = true
 	reply, err := t.run(ctx)
 	if err != nil {
-		_ = t.emit(&agentv1.PipelineEvent{Type: agentv1.PipelineEvent_ERROR, Text: err.Error(), IsError: true})
+		_ = t.emit(errorEvent(err))
 		if t.busy {
 			// The turn ended while the agent still works on it (the client went away, the turn
 			// timed out): answer it until it finishes, so the next turn finds it idle.
@@ -382,7 +384,8 @@ func (t *turn) replyTo(id, content string) error {
 func (t *turn) emit(ev *agentv1.PipelineEvent) error {
 	t.seq++
 	ev.Seq = t.seq
-	ev.SessionId, ev.MessageId = t.sid, t.mid
+	ev.SessionId, ev.MessageId, ev.TimeUnixMs = t.sid, t.mid, time.Now().UnixMilli()
+	t.e.watch.publish(ev)
 	return t.out.send(ev)
 }
 
@@ -394,7 +397,7 @@ func (t *turn) run(ctx context.Context) (string, error) {
 		case ev = <-t.a.events:
 		case <-t.a.done:
 			t.busy = false
-			return "", errors.New("the agent disconnected")
+			return "", errAgentGone
 		case <-ctx.Done():
 			return "", fmt.Errorf("turn ended: %w", ctx.Err())
 		}
@@ -421,7 +424,7 @@ func (t *turn) run(ctx context.Context) (string, error) {
 			return rc.GetContent(), nil
 		case *agentv1.AgentEvent_Error:
 			t.busy = false
-			return "", fmt.Errorf("agent error %s: %s", x.Error.GetCode(), x.Error.GetMessage())
+			return "", &agentError{code: x.Error.GetCode(), msg: x.Error.GetMessage()}
 		case *agentv1.AgentEvent_MemoryFlush:
 			// Memory writes are not persisted by this engine.
 		case *agentv1.AgentEvent_AgentReady:
@@ -461,6 +464,7 @@ func (t *turn) toolCall(ctx context.Context, tc *agentv1.ToolCallEvent) error {
 		func(r gateResult) error {
 			return ev(agentv1.PipelineEvent_SHIELD_VERDICT, func(e *agentv1.PipelineEvent) {
 				e.Decision, e.Reason, e.Rules, e.ActionId = r.decision, r.reason, r.rules, r.approvalID
+				e.Tier, e.Confidence = r.tier, r.confidence
 			})
 		},
 		func(id string, timeout time.Duration) error {

@@ -88,6 +88,7 @@ func newFixtureWith(t *testing.T, approvals bool, timeout time.Duration, mods ..
 	agentv1.RegisterAgentServiceServer(gs, eng)
 	agentv1.RegisterClientServiceServer(gs, eng)
 	agentv1.RegisterSubAgentServiceServer(gs, eng)
+	RegisterOpenParallax(gs, gs, eng, OpenParallaxOptions{Model: "scripted"}) // openparallax_test.go
 	go gs.Serve(l)
 	t.Cleanup(gs.Stop)
 	conn, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
