@@ -73,9 +73,10 @@ type Engine struct {
 	agent   *agentConn
 	agentCh chan struct{} // closed and replaced when an agent connects
 
-	turn  chan struct{}              // one client message at a time (a semaphore a waiting client can leave)
-	subs  map[string]chan *agentConn // sub-agent tokens issued and not yet used
-	watch watchers                   // clients watching sessions (openparallax WatchSession)
+	turn chan struct{}              // one client message at a time (a semaphore a waiting client can leave)
+	subs map[string]chan *agentConn // sub-agent tokens issued and not yet used
+
+	watch watchers // clients watching sessions (openparallax.v1 WatchSession)
 	start time.Time
 }
 
