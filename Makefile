@@ -10,7 +10,7 @@ TEST_TIMEOUT ?= 25m
 FUZZTIME ?= 60s
 BENCHCOUNT ?= 5
 
-.PHONY: help deps build run test test-race bench bench-opa load chaos fuzz proto lint corpus deb analyze clean test-clients
+.PHONY: help deps build run test test-race bench bench-opa load chaos fuzz proto lint corpus deb analyze clean test-clients promtool-check
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -73,6 +73,13 @@ deb: deps ## build bin/shield and the .deb into dist/ (nfpm), then check it
 
 analyze: ## systemd-analyze security score of the unit (2.0 or lower expected)
 	systemd-analyze security --offline=true deploy/systemd/shield.service | tail -1
+
+PROMTOOL_VERSION := v0.316.0
+promtool-check: ## promtool check + unit tests of deploy/prometheus rules (promtool built from the Go module proxy; skipped, saying so, if it cannot be)
+	@if [ ! -x $(TOOLS)/promtool ] && ! GOBIN=$(TOOLS) $(GO) install github.com/prometheus/prometheus/cmd/promtool@$(PROMTOOL_VERSION); then \
+	  echo "promtool-check: SKIPPED: promtool $(PROMTOOL_VERSION) could not be built from the Go module proxy"; exit 0; fi; \
+	$(TOOLS)/promtool check rules deploy/prometheus/shield-alerts.yml && \
+	cd deploy/prometheus && $(TOOLS)/promtool test rules shield-alerts.test.yml
 
 lint: ## gofmt and go vet
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi

@@ -70,25 +70,6 @@ type Redaction struct {
 // RedactedMark replaces a redacted value or match.
 const RedactedMark = "[REDACTED]"
 
-var (
-	defaultKeyPatterns = []string{
-		`passw(or)?d`, `passphrase`, `secret`, `token`, `api[_-]?key`, `access[_-]?key`,
-		`private[_-]?key`, `authorization`, `credential`, `cookie`, `session[_-]?key`, `^auth$`,
-	}
-	defaultValuePatterns = []string{
-		`-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z ]*PRIVATE KEY-----|$)`,
-		`\bAKIA[0-9A-Z]{16}\b`,                                            // AWS access key id
-		`\b(ghp|gho|ghu|ghs|ghr|github_pat)_[A-Za-z0-9_]{20,}`,            // GitHub tokens
-		`\bxox[abprs]-[A-Za-z0-9-]{10,}`,                                  // Slack tokens
-		`\bsk-[A-Za-z0-9_-]{20,}`,                                         // OpenAI / Anthropic style keys
-		`\bglpat-[A-Za-z0-9_-]{20,}`,                                      // GitLab tokens
-		`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`, // JWT
-		`(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{12,}`,
-		`(?i)(password|passwd|pwd|secret|token|api[_-]?key)=[^\s&'"]+`,
-		`://[^/\s:@]+:[^/\s@]+@`, // credentials in URLs
-	}
-)
-
 // redactor is a compiled Redaction.
 type redactor struct {
 	off    bool
@@ -104,12 +85,6 @@ type redactor struct {
 }
 
 const keyCacheMax = 4096
-
-// defaultTriggers: every match of a default value pattern contains one of these (ASCII case
-// folded) substrings.
-// (The key=value pattern needs one of its key words; credentials in a URL need "@".)
-var defaultTriggers = []string{"-----begin", "akia", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_",
-	"xox", "sk-", "glpat-", "eyj", "bearer", "basic", "pass", "pwd", "secret", "token", "api", "@"}
 
 func hasTrigger(s string) bool {
 	for _, t := range defaultTriggers {
@@ -194,6 +169,7 @@ func ArgsHash(args json.RawMessage) (string, error) {
 func (r *redactor) prepare(d *Decision) (*Decision, error) {
 	out := *d
 	out.Redacted = nil
+	out.Reason, out.Error = r.text(d.Reason), r.text(d.Error) // a judge may quote the call
 	if len(d.Arguments) == 0 {
 		return &out, nil
 	}
@@ -277,10 +253,6 @@ func (r *redactor) mayMatch(canon []byte) bool {
 	return false
 }
 
-// defaultKeyTriggers: every member name a default key pattern matches contains one of these
-// (ASCII case folded).
-var defaultKeyTriggers = []string{"pass", "secret", "token", "api", "access", "private", "auth", "credential", "cookie", "session"}
-
 // walk redacts v in place. Under a member whose name looks secret (secret is true), every
 // string leaf is replaced whole; elsewhere value patterns are replaced inside strings.
 func (r *redactor) walk(v any, path string, secret bool, paths *[]string) any {
@@ -297,16 +269,12 @@ func (r *redactor) walk(v any, path string, secret bool, paths *[]string) any {
 		return x
 	case string:
 		if secret {
-			*paths = append(*paths, path)
+			if x != RedactedMark {
+				*paths = append(*paths, path)
+			}
 			return RedactedMark
 		}
-		s := x
-		if r.defaults != nil && hasTrigger(s) {
-			s = r.defaults.ReplaceAllString(s, RedactedMark)
-		}
-		for _, re := range r.values {
-			s = re.ReplaceAllString(s, RedactedMark)
-		}
+		s := r.text(x)
 		if s != x {
 			*paths = append(*paths, path)
 		}

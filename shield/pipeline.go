@@ -94,6 +94,11 @@ type Config struct {
 	Metrics *Metrics
 	// Now, optional clock for tests.
 	Now func() time.Time
+	// Sessions is the per-session history of allowed calls (normalize/sessions.go): a secret read
+	// earlier in a session, a script written earlier and run now. nil: a history of
+	// normalize.DefaultMaxSessions sessions. NoSessions turns it off (each call judged alone).
+	Sessions   *normalize.Sessions
+	NoSessions bool
 }
 
 // EvalOptions are per-call options.
@@ -152,6 +157,12 @@ func New(cfg Config, pol *Policy) (*Pipeline, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Sessions == nil && !cfg.NoSessions {
+		cfg.Sessions = normalize.NewSessions(0)
+	}
+	if cfg.NoSessions {
+		cfg.Sessions = nil
 	}
 	p := &Pipeline{cfg: cfg}
 	if cfg.CacheSize >= 0 {
@@ -231,6 +242,14 @@ func (p *Pipeline) Evaluate(ctx context.Context, call *Call, opt EvalOptions) (V
 	act := p.policy.Load()
 	pol := act.pol
 	v, action, callErr := p.decide(ctx, act, call, opt)
+	defer func() {
+		// What an allowed call does becomes its session's history (after the audit record: a
+		// call whose record failed is blocked and observes nothing).
+		if v.Decision == Allow && callErr == nil {
+			nn, _ := pol.Normalizer.(*normalize.Normalizer)
+			p.cfg.Sessions.Observe(call.Context.SessionID, action, nn)
+		}
+	}()
 	v.EvaluatedAt = start.UTC()
 	v.BundleRevision = pol.Revision
 	v.BundleDigest = pol.Digest
@@ -385,6 +404,8 @@ func (p *Pipeline) decide(ctx context.Context, act *active, call *Call, opt Eval
 	key := ""
 	if p.cache != nil && opt.MaxTier == nil {
 		key = cacheKey(act, hash, &call.Context, opt)
+		// The session's history is an input of the verdict.
+		key += "|s" + strconv.FormatUint(p.cfg.Sessions.Version(call.Context.SessionID), 10)
 		if c, ok := p.cache.Get(key); ok {
 			if !p.hasApprovals(bctx, call, c.action, hash, opt) {
 				p.hits.Add(1)
@@ -411,6 +432,8 @@ func (p *Pipeline) decide(ctx context.Context, act *active, call *Call, opt Eval
 		v.ActionHash = hash
 		return v, nil, nil
 	}
+	nn, _ := pol.Normalizer.(*normalize.Normalizer) // reads scripts run later; nil: secrets only
+	p.cfg.Sessions.Annotate(bctx, nn, call.Context.SessionID, action)
 	if action.OverLimit() {
 		// Too large or deep to normalise (normalize.MaxShell*): blocked before any tier sees it.
 		v = Verdict{Decision: Block, Tier: TierPipeline, Rules: []string{RuleInputLimit}, Reason: "blocked: " + action.ParseError}

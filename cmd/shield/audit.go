@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -36,6 +37,10 @@ const auditUsage = `verify|query|get|tail|export [FLAGS]
   get    SEQ [--proof]                     one record (and its inclusion proof)
   tail   [-n N] [--follow]                 the last records (--follow needs --addr)
   export [--from SEQ] [--to SEQ] [--out F] the stored lines, verbatim (JSON lines)
+  export --sink jsonl|syslog|http [--follow] [--cursor F] [--format ocsf|record] [--type T]...
+         jsonl: [--out F]   syslog: --address H:P [--tls --ca F --cert F --key F] [--facility N]
+         http: --url U [--token-env VAR] [--header 'K: V']... [--ca F]
+                                           ship to a SIEM, at least once, resuming from --cursor
 
 query, get, tail and export read the files in --dir, or ask a running service with --addr.`
 
@@ -169,6 +174,7 @@ type auditReadFlags struct {
 
 func runAuditRead(ctx context.Context, env *cmdEnv, sub string, args []string) error {
 	fs := newFlagSet(env, "audit "+sub, "[FLAGS]")
+	var sinkFlags func(string) (*ExportConfig, error)
 	f := auditReadFlags{
 		stateDir: fs.String("state-dir", "", "state directory (default $STATE_DIRECTORY, /var/lib/shield as root, else $XDG_STATE_HOME/shield)"),
 		dir:      fs.String("dir", "", "audit log directory (default <state-dir>/audit)"),
@@ -196,12 +202,32 @@ func runAuditRead(ctx context.Context, env *cmdEnv, sub string, args []string) e
 		f.limit = fs.Int("n", 20, "records to print")
 		f.follow = fs.Bool("follow", false, "keep printing new records (needs --addr)")
 	case "export":
-		f.from = fs.Uint64("from", 0, "first seq")
+		f.from = fs.Uint64("from", 0, "first seq (with --sink and --cursor: only when the cursor file does not exist yet)")
 		f.to = fs.Uint64("to", 0, "stop before this seq (0: the end)")
-		f.out = fs.String("out", "", "write to this file (default stdout)")
+		f.out = fs.String("out", "", "write to this file (default stdout); with --sink jsonl: appended, fsynced per batch")
+		f.follow = fs.Bool("follow", false, "with --sink: keep shipping new records until interrupted")
+		sinkFlags = addExportFlags(fs)
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if sinkFlags != nil {
+		c, err := sinkFlags(*f.out)
+		if err != nil {
+			return err
+		}
+		if c != nil {
+			if *f.addr != "" {
+				return usageError{"--sink reads the files in --dir (inside serve, use the export: section of the config)"}
+			}
+			if fs.NArg() != 0 {
+				return usageError{"export takes no arguments"}
+			}
+			return auditExportSinkCmd(ctx, env, *f.stateDir, *f.dir, c, *f.follow, *f.from, *f.to)
+		}
+		if *f.follow {
+			return usageError{"--follow needs --sink"}
+		}
 	}
 	src, err := openAuditSource(*f.stateDir, *f.dir, *f.addr)
 	if err != nil {
@@ -336,8 +362,23 @@ func auditQueryCmd(ctx context.Context, env *cmdEnv, src *auditSource, f *auditR
 	if *f.limit < 1 || *f.limit > 100_000 {
 		return usageError{"--limit must be 1..100000"}
 	}
+	// A filter value no record can hold would silently print nothing: refuse it instead.
+	decision := strings.ToUpper(*f.decision)
+	switch decision {
+	case "", "ALLOW", "BLOCK", "ESCALATE":
+	default:
+		return usageError{fmt.Sprintf("--decision %q: want ALLOW, BLOCK or ESCALATE", *f.decision)}
+	}
+	if *f.tier < -1 || *f.tier > 3 {
+		return usageError{fmt.Sprintf("--tier %d: want 0..3 (or -1 for any)", *f.tier)}
+	}
+	for _, t := range f.types {
+		if !slices.Contains(auditTypes, audit.Type(t)) {
+			return usageError{fmt.Sprintf("--type %q: want one of %s", t, joinTypes(auditTypes))}
+		}
+	}
 	req := &shieldv1.QueryAuditRequest{SessionId: *f.session, AgentId: *f.agent, Tool: *f.tool, ActionClass: *f.class,
-		Decision: *f.decision, Rule: *f.rule, Types: f.types, Filter: *f.filter, NewestFirst: *f.newest}
+		Decision: decision, Rule: *f.rule, Types: f.types, Filter: *f.filter, NewestFirst: *f.newest}
 	var err error
 	if req.Since, err = parseAuditTime(*f.since); err != nil {
 		return err
@@ -522,6 +563,79 @@ func auditExportCmd(ctx context.Context, env *cmdEnv, src *auditSource, f *audit
 	return nil
 }
 
+// auditTypes are the record types Shield writes (audit.Type constants).
+var auditTypes = []audit.Type{audit.TypeDecision, audit.TypeBundleActivated, audit.TypeSandboxCanaryResult,
+	audit.TypeApprovalRequested, audit.TypeApprovalResolved, audit.TypeServiceStart, audit.TypeServiceStop,
+	audit.TypeCheckpoint, audit.TypeRecovered, audit.TypeAnchored, audit.TypeAgentEvent}
+
+func joinTypes(ts []audit.Type) string {
+	s := make([]string, len(ts))
+	for i, t := range ts {
+		s[i] = string(t)
+	}
+	return strings.Join(s, ", ")
+}
+
+// auditRow is the union of the payload members the table shows, over every record type.
+type auditRow struct {
+	// decision
+	Decision    string   `json:"decision"`
+	Tier        *int     `json:"tier"`
+	Tool        string   `json:"tool"`
+	ActionClass string   `json:"action_class"`
+	SessionID   string   `json:"session_id"`
+	Rules       []string `json:"rules"`
+	Reason      string   `json:"reason"`
+	// approval_requested, approval_resolved
+	ID       string `json:"id"`
+	State    string `json:"state"`
+	Resolver string `json:"resolver"`
+	Comment  string `json:"comment"`
+	// service_start/stop, bundle_activated, agent_event, checkpoint, recovered, anchored
+	Version        string  `json:"version"`
+	BundleRevision string  `json:"bundle_revision"`
+	Event          string  `json:"event"`
+	Detail         any     `json:"detail"`
+	Size           *uint64 `json:"size"`
+}
+
+// cells returns the DECISION, TIER and REASON cells of a record of any type.
+func (p *auditRow) cells(t audit.Type) (decision, tier, reason string) {
+	if p.Tier != nil && t == audit.TypeDecision {
+		tier = strconv.Itoa(*p.Tier)
+	}
+	switch t {
+	case audit.TypeDecision:
+		return p.Decision, tier, p.Reason
+	case audit.TypeApprovalRequested, audit.TypeApprovalResolved:
+		decision = strings.ToUpper(p.State)
+		reason = p.Reason
+		if p.Resolver != "" {
+			reason = "by " + p.Resolver
+			if p.Comment != "" {
+				reason += ": " + p.Comment
+			}
+		}
+		return decision, "", strings.TrimSpace(p.ID + " " + reason)
+	case audit.TypeServiceStart, audit.TypeServiceStop, audit.TypeBundleActivated:
+		return "", "", strings.TrimSpace(strings.TrimSpace("version "+p.Version) + " " + p.BundleRevision)
+	case audit.TypeAgentEvent:
+		d := ""
+		if p.Detail != nil {
+			b, _ := json.Marshal(p.Detail)
+			d = string(b)
+		}
+		return "", "", strings.TrimSpace(p.Event + " " + d)
+	case audit.TypeCheckpoint:
+		if p.Size != nil {
+			return "", "", fmt.Sprintf("covers %d records", *p.Size)
+		}
+	case audit.TypeRecovered:
+		return "", "", p.Reason
+	}
+	return "", tier, p.Reason
+}
+
 // printAuditRecords writes records as a table, or as stored lines.
 func printAuditRecords(w io.Writer, recs []*audit.Record, asJSON bool) error {
 	if asJSON {
@@ -536,14 +650,12 @@ func printAuditRecords(w io.Writer, recs []*audit.Record, asJSON bool) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SEQ\tTIME\tTYPE\tDECISION\tTIER\tTOOL\tCLASS\tSESSION\tRULES\tREASON")
 	for _, r := range recs {
-		var d audit.Decision
-		tier := ""
-		if r.Type == audit.TypeDecision && json.Unmarshal(r.Payload, &d) == nil {
-			tier = strconv.Itoa(d.Tier)
-		}
+		var p auditRow
+		_ = json.Unmarshal(r.Payload, &p) // a payload of another shape prints its known cells only
+		dec, tier, reason := p.cells(r.Type)
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Seq, r.Time.Format(time.RFC3339Nano), r.Type,
-			auditCell(d.Decision), tier, auditCell(d.Tool), auditCell(d.ActionClass), auditCell(d.SessionID),
-			auditCell(strings.Join(d.Rules, ",")), auditCell(d.Reason))
+			auditCell(dec), tier, auditCell(p.Tool), auditCell(p.ActionClass), auditCell(p.SessionID),
+			auditCell(strings.Join(p.Rules, ",")), auditCell(reason))
 	}
 	return tw.Flush()
 }

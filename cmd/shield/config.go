@@ -12,14 +12,17 @@ import (
 // The configuration and its rules live in the composition root (package appliance); these names
 // keep the subcommands short.
 type (
-	Config          = appliance.Config
-	PolicyConfig    = appliance.PolicyConfig
-	PipelineConfig  = appliance.PipelineConfig
-	AuditConfig     = appliance.AuditConfig
-	ApprovalsConfig = appliance.ApprovalsConfig
-	LogConfig       = appliance.LogConfig
-	RekorConfig     = appliance.RekorConfig
-	EngineConfig    = appliance.EngineConfig
+	Config             = appliance.Config
+	PolicyConfig       = appliance.PolicyConfig
+	PipelineConfig     = appliance.PipelineConfig
+	AuditConfig        = appliance.AuditConfig
+	ApprovalsConfig    = appliance.ApprovalsConfig
+	LogConfig          = appliance.LogConfig
+	RekorConfig        = appliance.RekorConfig
+	EngineConfig       = appliance.EngineConfig
+	ExportConfig       = appliance.ExportConfig
+	SyslogExportConfig = appliance.SyslogExportConfig
+	HTTPExportConfig   = appliance.HTTPExportConfig
 )
 
 func loadConfig(path string) (*Config, error) { return appliance.LoadConfig(path) }

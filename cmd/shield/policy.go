@@ -32,9 +32,10 @@ Subcommands:
   sign   --key FILE [--out FILE] BUNDLE                        sign the digest (writes BUNDLE/.signature for a
                                                                directory, else --out or stdout)
   keygen --out PREFIX                                          write PREFIX.key (private, 0600) and PREFIX.pub
-  replay --bundle NEW [--baseline DIR] (--corpus FILE | --audit DIR) [--json] [--limit N]
+  replay --bundle NEW [--config FILE] [--baseline DIR] (--corpus FILE | --audit DIR) [--json] [--limit N]
                                                                re-evaluate calls under NEW and the baseline
-                                                               (default: embedded bundle); print the decision diff
+                                                               (default: the config's policy.path, else the
+                                                               embedded bundle); print the decision diff
   shadow status [--config FILE | --audit DIR] [--limit N] [--json]
                                                                what the shadow bundle (policy.shadow) decided
                                                                differently, from the audit trail

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -68,9 +69,10 @@ type replayReport struct {
 }
 
 func runPolicyReplay(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := newFlagSet(env, "policy replay", "--bundle NEW [--baseline DIR] (--corpus FILE | --audit DIR) [--json] [--limit N]")
+	fs := newFlagSet(env, "policy replay", "--bundle NEW [--config FILE] [--baseline DIR] (--corpus FILE | --audit DIR) [--json] [--limit N]")
 	candPath := fs.String("bundle", "", "candidate bundle directory or .tar.gz (required)")
-	basePath := fs.String("baseline", "", "bundle to compare against (default: the embedded bundle)")
+	cfgPath := fs.String("config", "", "the service's config file: replay with its workspace, home, review classes, budget and limits, and its policy.path as the default baseline")
+	basePath := fs.String("baseline", "", "bundle to compare against (default: policy.path of --config, else the embedded bundle)")
 	corpus := fs.String("corpus", "", "JSON lines of calls ({\"id\", \"tool\", \"arguments\", \"context\"}), e.g. a labelled corpus")
 	auditDir := fs.String("audit", "", "audit log directory: replay its decision records (read-only)")
 	workspace := fs.String("workspace", "/home/user/project", "workspace directory of the calls")
@@ -92,12 +94,33 @@ func runPolicyReplay(ctx context.Context, env *cmdEnv, args []string) error {
 	if *limit <= 0 {
 		return usageError{msg: "--limit must be positive"}
 	}
-	pcfg := PolicyConfig{Workspace: *workspace, Home: *home}
-	base, baseName, err := replayPipeline(&Config{Policy: withPath(pcfg, *basePath)}, *basePath)
+	cfg, err := loadConfig(*cfgPath)
+	if err != nil {
+		return err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	// Without a config the flags (and their defaults) say where the calls ran; with one, the
+	// service's workspace and home apply unless a flag names others.
+	if *cfgPath == "" || set["workspace"] {
+		cfg.Policy.Workspace = *workspace
+	}
+	if *cfgPath == "" || set["home"] {
+		cfg.Policy.Home = *home
+	}
+	if *basePath == "" {
+		*basePath = cfg.Policy.Path
+	}
+	// Replay is analysis: a candidate under work need not be signed yet.
+	cfg.Policy.PublicKey = ""
+	*workspace = cfg.Policy.Workspace
+	baseCfg, candCfg := *cfg, *cfg
+	baseCfg.Policy.Path, candCfg.Policy.Path = *basePath, *candPath
+	base, baseName, err := replayPipeline(&baseCfg, *basePath)
 	if err != nil {
 		return fmt.Errorf("baseline: %w", err)
 	}
-	cand, candName, err := replayPipeline(&Config{Policy: withPath(pcfg, *candPath)}, *candPath)
+	cand, candName, err := replayPipeline(&candCfg, *candPath)
 	if err != nil {
 		return fmt.Errorf("candidate: %w", err)
 	}
@@ -128,11 +151,6 @@ func runPolicyReplay(ctx context.Context, env *cmdEnv, args []string) error {
 	return nil
 }
 
-func withPath(p PolicyConfig, path string) PolicyConfig {
-	p.Path = path
-	return p
-}
-
 // replayPipeline activates a bundle (the embedded one when path is empty) in a pipeline that
 // caches nothing, as shield eval does, and names it by revision and digest.
 func replayPipeline(cfg *Config, path string) (*shield.Pipeline, string, error) {
@@ -140,7 +158,7 @@ func replayPipeline(cfg *Config, path string) (*shield.Pipeline, string, error) 
 	if err != nil {
 		return nil, "", err
 	}
-	p, err := shield.New(shield.Config{CacheSize: -1}, pol)
+	p, err := shield.New(evalPipelineConfig(cfg, nil), pol)
 	if err != nil {
 		return nil, "", err
 	}

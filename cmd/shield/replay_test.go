@@ -88,6 +88,14 @@ func TestPolicyReplayCorpus(t *testing.T) {
 	if same.Changed != 0 || len(same.Changes) != 0 {
 		t.Errorf("replay against itself changed %d calls: %+v", same.Changed, same.Changes)
 	}
+	// With the service's config the baseline is its policy.path: the live bundle is the
+	// candidate here, so nothing changes; its workspace applies too.
+	cfgFile := filepath.Join(t.TempDir(), "shield.yaml")
+	os.WriteFile(cfgFile, []byte("policy:\n  path: "+cand+"\n  workspace: /srv/ws\n"), 0o600)
+	live := replayJSON(t, "--bundle", cand, "--config", cfgFile, "--corpus", corpus)
+	if live.Changed != 0 || !strings.Contains(live.Baseline, cand) {
+		t.Errorf("replay with --config: baseline %q, %d changed; want the config's bundle and no change", live.Baseline, live.Changed)
+	}
 	// --limit bounds the calls; the text report names the group.
 	code, out, errs := runCmd(t, "", "policy", "replay", "--bundle", cand, "--corpus", corpus, "--limit", "1")
 	if code != 0 || !strings.Contains(out, "1 calls replayed: 1 changed") ||

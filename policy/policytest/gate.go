@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/shieldsec/shield/policy"
@@ -242,15 +244,42 @@ func RunGate(ctx context.Context, b *policy.Bundle, pol *shield.Policy) *GateRep
 		rep.Problems = append(rep.Problems, policy.Problem{Msg: fmt.Sprintf("evaluation gate: %v", err)})
 		return rep
 	}
+	// The pipeline is safe for concurrent use: cases without a session are independent and are
+	// evaluated on every CPU; when any case names a session, all run in file order on one, so
+	// that session state (if the pipeline keeps any) sees them as a session would.
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(cases)))
+	for _, c := range cases {
+		if c.Context != nil && c.Context.SessionID != "" {
+			workers = 1
+		}
+	}
+	verdicts := make([]shield.Verdict, len(cases))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				c := cases[i]
+				call := &shield.Call{ID: c.ID, Tool: c.Tool, Arguments: c.Arguments}
+				if c.Context != nil {
+					call.Context = shield.CallContext{Cwd: c.Context.Cwd, SessionID: c.Context.SessionID, AgentID: c.Context.AgentID,
+						Runtime: c.Context.Runtime, Labels: c.Context.Labels}
+				}
+				verdicts[i], _ = p.Evaluate(ctx, call, shield.EvalOptions{}) // an error is a BLOCK verdict
+			}
+		}()
+	}
+	for i := range cases {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 	rows := map[string]*GateRow{}
 	total := &GateRow{Category: "TOTAL"}
-	for _, c := range cases {
-		call := &shield.Call{ID: c.ID, Tool: c.Tool, Arguments: c.Arguments}
-		if c.Context != nil {
-			call.Context = shield.CallContext{Cwd: c.Context.Cwd, SessionID: c.Context.SessionID, AgentID: c.Context.AgentID,
-				Runtime: c.Context.Runtime, Labels: c.Context.Labels}
-		}
-		v, _ := p.Evaluate(ctx, call, shield.EvalOptions{}) // an error is a BLOCK verdict
+	for i, c := range cases {
+		v := verdicts[i]
 		got := v.Decision.String()
 		r := rows[c.Category]
 		if r == nil {

@@ -11,7 +11,7 @@ import (
 // FuzzGateCases feeds arbitrary case files to the gate's reader: it must never panic, and
 // every line is either a case or a problem naming its line.
 func FuzzGateCases(f *testing.F) {
-	for _, file := range []string{"../../policies/default/tests/dev.jsonl", "../../policies/default/tests/families.jsonl"} {
+	for _, file := range []string{"../../policies/default/tests/dev.jsonl", "../../policies/testdata/corpus/families.jsonl"} {
 		data, err := os.ReadFile(file)
 		if err != nil {
 			f.Fatal(err)

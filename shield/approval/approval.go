@@ -49,6 +49,9 @@ const (
 	Used     State = "used"
 	// Expired marks an approval that was granted but not used before its grant ran out.
 	Expired State = "expired"
+	// Revoked marks an approval (single use or scoped grant) withdrawn by an approver before it
+	// was used up: the call asks again.
+	Revoked State = "revoked"
 )
 
 // MaxGrant bounds a scoped grant.
@@ -115,6 +118,13 @@ type Config struct {
 	// (header X-Shield-Signature: sha256=<hex of HMAC(secret, body)>). Optional.
 	WebhookURL    string
 	WebhookSecret []byte
+	// WebhookFormat selects the body: "" or "shield" (the JSON above), "slack" (a Slack incoming
+	// webhook message: text and blocks) or "chat" (a generic {"text": …} message, as Mattermost,
+	// Rocket.Chat, Google Chat and Teams workflows accept). Every format is signed alike.
+	WebhookFormat string
+	// ConsoleURL, when set, is the web console's base URL: chat notices link to the request
+	// there (ConsoleURL + "#approval/" + id).
+	ConsoleURL string
 	// Redact configures the redaction of call arguments before a request is stored; pass the
 	// audit log's (audit.Config.Redact). The zero value redacts with the built-in patterns.
 	Redact audit.Redaction
@@ -128,6 +138,7 @@ var (
 	ErrSelfApproval = errors.New("the requester cannot approve its own request")
 	ErrSameApprover = errors.New("this approver already approved; the two-person rule needs someone else")
 	ErrAudit        = errors.New("approval: recording the decision in the audit log failed")
+	ErrNotGranted   = errors.New("approval is not granted: only an approved request (single use or scoped grant) can be revoked")
 )
 
 // Service stores approvals and resolves them.
@@ -219,6 +230,9 @@ func Open(cfg Config) (*Service, error) {
 			return nil, errors.New("approval: the webhook secret must be at least 16 bytes")
 		}
 	}
+	if err := checkWebhookFormat(cfg.WebhookFormat, cfg.ConsoleURL); err != nil {
+		return nil, err
+	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
@@ -288,6 +302,7 @@ func (s *Service) record(ctx context.Context, typ string, a *Approval) {
 
 // redactArgs replaces a.Arguments (as received) by their redacted form.
 func redactArgs(red *audit.Redactor, a *Approval) error {
+	a.Reason = red.Text(a.Reason) // as a decision record's reason
 	if len(a.Arguments) == 0 {
 		return nil
 	}
@@ -592,7 +607,7 @@ func (s *Service) ResolveGrant(ctx context.Context, id string, approve bool, com
 				}
 			}
 		}
-		a.Resolver, a.Comment = resolver, comment
+		a.Resolver, a.Comment = resolver, s.red.Text(comment)
 		if a.State != Pending {
 			a.ResolvedAt = now
 		}
@@ -699,7 +714,11 @@ func (s *Service) webhook(a *Approval) {
 	if s.cfg.WebhookURL == "" {
 		return
 	}
-	body, _ := json.Marshal(map[string]any{"event": "approval_requested", "approval": a})
+	body, err := webhookBody(s.cfg.WebhookFormat, s.cfg.ConsoleURL, a)
+	if err != nil {
+		s.cfg.Log.Error("approval webhook body", "approval", a.ID, "error", err.Error())
+		return
+	}
 	mac := hmac.New(sha256.New, s.cfg.WebhookSecret)
 	mac.Write(body)
 	sig := "sha256=" + hex.EncodeToString(mac.Sum(nil))
@@ -791,8 +810,8 @@ func (t *Tier) Evaluate(ctx context.Context, in *shield.Input) (shield.Result, e
 			case a.State == Denied || a.State == Pending:
 				// Pending past its expiry is a time-out the sweeper has not recorded yet: denied.
 				pending, denied = nil, a
-			case a.State == Used || a.State == Expired:
-				// A consumed or lapsed grant ends an earlier denial: the call asks again.
+			case a.State == Used || a.State == Expired || a.State == Revoked:
+				// A consumed, lapsed or revoked grant ends an earlier denial: the call asks again.
 				denied = nil
 			}
 		}

@@ -134,7 +134,7 @@ func (s *Service) prune() (int, error) {
 			if int64(binary.BigEndian.Uint64(k)) > cutoff.UnixNano() {
 				break
 			}
-			if st := State(v); st != Denied && st != Used && st != Expired {
+			if st := State(v); st != Denied && st != Used && st != Expired && st != Revoked {
 				continue
 			}
 			a, err := get(tx, string(k[8:]))

@@ -35,6 +35,9 @@ type Options struct {
 	BaseCatalog []byte
 	// NoBaseCatalog uses the bundle's catalog alone.
 	NoBaseCatalog bool
+	// ResolveLinks: the normaliser follows symbolic links of workspace paths on disk
+	// (normalize.Options.ResolveLinks).
+	ResolveLinks bool
 }
 
 // The reference workspace and home directory of rule examples.
@@ -180,7 +183,7 @@ func Normalizer(b *policy.Bundle, opt Options) (*normalize.Normalizer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return normalize.New(cat, normalize.Options{Workspace: opt.Workspace, Home: opt.Home, Commands: specs}), nil
+	return normalize.New(cat, normalize.Options{Workspace: opt.Workspace, Home: opt.Home, Commands: specs, ResolveLinks: opt.ResolveLinks}), nil
 }
 
 // commandSpecs parses the command specs of a bundle: the default bundle's commands/*.spec (unless

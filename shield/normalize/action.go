@@ -13,7 +13,12 @@
 //     grammar and operand roles per program; the default specs are the bundle files
 //     policies/default/commands/*.spec) and the engine that turns each simple command into Effects,
 //     Flows between them, Unresolved operands and UnknownPrograms (effects.go, effects_shell.go);
-//   - path resolution and the sensitive-path table (paths.go, sensitive.go);
+//   - environment variables that run code (effects_env.go), MCP tool annotations passed as call
+//     labels (tools_annotations.go, WithLabels), delegated calls (catalog `delegate:`);
+//   - session context: the bounded per-session history of allowed calls and the effects it
+//     gives later calls (sessions.go, Sessions);
+//   - path resolution and the sensitive-path table (paths.go, sensitive.go), symbolic links on
+//     disk when Options.ResolveLinks is set (links.go);
 //   - URL splitting and host classification (urls.go);
 //   - Normalizer (New, Normalize): bounded, never failing, safe for concurrent use.
 //

@@ -23,6 +23,7 @@ const (
 	envShell                        // shell code run by the shell itself (PROMPT_COMMAND)
 	envOptions                      // an interpreter's option string (NODE_OPTIONS, PERL5OPT, JAVA_TOOL_OPTIONS)
 	envGitConfig                    // git configuration from the environment (GIT_CONFIG_PARAMETERS, GIT_CONFIG_KEY_n)
+	envPath                         // where programs are looked up (PATH)
 )
 
 // codeEnv is the table of variables that run code. Reviewable data; kept beside the engine
@@ -42,6 +43,7 @@ var codeEnv = map[string]envKind{
 	"NODE_OPTIONS":   envOptions, "PERL5OPT": envOptions, "RUBYOPT": envOptions, "JAVA_TOOL_OPTIONS": envOptions,
 	"_JAVA_OPTIONS": envOptions, "JDK_JAVA_OPTIONS": envOptions, "MAVEN_OPTS": envOptions, "GRADLE_OPTS": envOptions,
 	"GIT_CONFIG_PARAMETERS": envGitConfig,
+	"PATH":                  envPath,
 }
 
 // systemCodeDirs: directories of the system's own libraries and modules; naming them in a search
@@ -104,6 +106,10 @@ func (w *walker) envValue(f frame, name, val string, kind envKind) {
 	if strings.TrimSpace(val) == "" {
 		return
 	}
+	if kind == envPath {
+		w.envPathDirs(prog, val)
+		return
+	}
 	if isUnresolvedText(val) && kind != envShell && kind != envCommand {
 		s.addUnresolved("code named by " + name + "=" + val)
 		s.addEffect(Effect{Kind: EffectExec, Target: val, Program: prog, Detail: "env " + name, Unresolved: true})
@@ -140,6 +146,31 @@ func (w *walker) envValue(f frame, name, val string, kind envKind) {
 				w.gitEnvConfig(f, prog, k, v)
 			}
 		}
+	}
+}
+
+// envPathDirs: a PATH that puts a directory before the system's makes every program name a
+// lookup there. The previous value ($PATH), system directories and directories of the user's home
+// (~/.local/bin, ~/.cargo/bin: written only by calls that are judged for it) add nothing; the
+// workspace's are its own code; anything else (/tmp/bin) is code from outside, and an expansion
+// that cannot be resolved is unresolved.
+func (w *walker) envPathDirs(prog, val string) {
+	s := w.s
+	for _, d := range strings.Split(val, ":") {
+		switch d {
+		case "", ".", "$PATH", "${PATH}":
+			continue
+		}
+		if isUnresolvedText(d) {
+			s.addUnresolved("program directory " + d + " in PATH")
+			s.addEffect(Effect{Kind: EffectExec, Target: d, Program: prog, Detail: "env PATH", Unresolved: true})
+			continue
+		}
+		clean, ok := resolvePath(d, s.cwd, s.n.opt.Home)
+		if !ok || inDir(clean, s.n.opt.Home) && !inDir(clean, s.n.opt.Workspace) && s.n.sens.classify(clean) == "" {
+			continue
+		}
+		w.envFileExec(prog, d)
 	}
 }
 

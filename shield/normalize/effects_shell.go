@@ -1637,6 +1637,25 @@ func (w *walker) socat(name string, args words) {
 // ssh: a connection, and a command run on the remote host (walked with Remote set).
 func (w *walker) ssh(f frame, pa parsedArgs, name string, args words, pipe bool, idx int) {
 	s := w.s
+	// -o ProxyCommand=CMD (and LocalCommand, KnownHostsCommand) runs CMD on this host.
+	for _, v := range pa.vals {
+		if v.opt != "-o" {
+			continue
+		}
+		k, code, ok := strings.Cut(v.val, "=")
+		if !ok {
+			k, code, _ = strings.Cut(v.val, " ")
+		}
+		switch strings.ToLower(strings.TrimSpace(k)) {
+		case "proxycommand", "localcommand", "knownhostscommand":
+			code = strings.TrimSpace(code)
+			if code == "" || strings.EqualFold(code, "none") {
+				continue
+			}
+			s.addEffect(Effect{Kind: EffectExec, Target: "sh", Program: name, Detail: code, Unresolved: v.dyn && isUnresolvedText(code)})
+			w.script(strings.ReplaceAll(code, "%h", "HOST"), f.depth+1, name+" -o "+k, f.sudo)
+		}
+	}
 	ops := pa.words(args)
 	if len(ops.argv) == 0 {
 		return

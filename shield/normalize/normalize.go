@@ -97,6 +97,9 @@ type state struct {
 	parsed int  // bytes of shell source parsed so far, bounded by MaxShellParseBytes
 
 	eff *effCtx // effect bookkeeping (effects_shell.go), made on first use
+
+	// written: content shell commands write to files (sessions.go: recordWritten), by path.
+	written map[string]string
 }
 
 // stopped reports whether the walk must stop: an input limit was hit, or the context is done

@@ -660,6 +660,7 @@ func (w *walker) emit(f frame, ws words, raw string, redirs []Redirect, env []st
 		}
 		x.subst[len(w.s.act.Commands)-1] = true
 	}
+	w.envEffects(f, &c) // effects_env.go; a bare assignment too (set -a, PROMPT_COMMAND)
 	if len(ws.argv) == 0 {
 		return true
 	}
@@ -676,7 +677,6 @@ func (w *walker) emit(f frame, ws words, raw string, redirs []Redirect, env []st
 	if c.Name == "find" {
 		x.roots = findRoots(ws.sub(1)) // "{}" in -exec stands for what find walks
 	}
-	w.envEffects(f, &c) // effects_env.go
 	w.follow(f, c.Name, ws, pipe, idx, stdin)
 	replaced := false
 	if c.Dynamic {
@@ -684,6 +684,7 @@ func (w *walker) emit(f frame, ws words, raw string, redirs []Redirect, env []st
 	}
 	if !replaced {
 		w.commandEffects(f, &c, ws, pipe, idx, stdin)
+		w.recordWritten(&c, stdin) // sessions.go
 	}
 	x.roots = prevRoots
 	return true
@@ -907,10 +908,30 @@ func (w *walker) follow(f frame, name string, ws words, pipe bool, idx int, stdi
 		if name == "nice" && len(args.argv) > 0 && len(args.argv[0]) > 1 && args.argv[0][0] == '-' && isFdWord(args.argv[0][1:]) {
 			rest = args.sub(1)
 		}
+		// sudo VAR=value CMD: the assignments are the command's environment.
+		var env []string
+		for wr.sudo && len(rest.argv) > 0 && !rest.dyn[0] && isAssignment(rest.argv[0]) {
+			env = append(env, rest.argv[0])
+			rest = rest.sub(1)
+		}
 		if len(rest.argv) > 0 {
-			w.emit(child, rest, strings.Join(rest.argv, " "), nil, nil, pipe, idx, false, stdin)
+			w.emit(child, rest, strings.Join(rest.argv, " "), nil, env, pipe, idx, false, stdin)
 		}
 	}
+}
+
+// isAssignment: NAME=value.
+func isAssignment(a string) bool {
+	name, _, ok := strings.Cut(a, "=")
+	if !ok || name == "" {
+		return false
+	}
+	for i, r := range name {
+		if !(r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 func isRunner(name string, args words) bool {

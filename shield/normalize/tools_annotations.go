@@ -104,6 +104,14 @@ func (s *state) annotationEffects(a annotations) {
 	if openWorld {
 		s.addToolEffect(Effect{Kind: EffectConnect, Target: OpenWorldTarget, Program: tool,
 			Detail: DetailMCPAnnotation + "openWorldHint", Unresolved: true})
+		// What an open-world tool is given may leave with it: a secret among its arguments is
+		// carried out.
+		for _, str := range s.act.Strings {
+			if secretTextRE.MatchString(str) {
+				s.addToolEffect(Effect{Kind: EffectSecret, Target: tool, Program: tool, Detail: DetailContent})
+				break
+			}
+		}
 	}
 	if len(s.act.Unresolved) < s.n.opt.MaxStrings {
 		switch {

@@ -78,6 +78,7 @@ type Auth struct {
 	cfg    AuthConfig
 	tokens []authToken
 	tls    credentials.TransportCredentials // nil: TCP is plain (loopback, tokens)
+	tlsCfg *tls.Config                      // the same TLS configuration, for the HTTP listener
 }
 
 type authToken struct {
@@ -131,7 +132,7 @@ func NewAuth(cfg AuthConfig) (*Auth, error) {
 			}
 			conf.ClientCAs, conf.ClientAuth = pool, tls.RequireAndVerifyClientCert
 		}
-		a.tls = credentials.NewTLS(conf)
+		a.tls, a.tlsCfg = credentials.NewTLS(conf), conf
 	}
 	return a, nil
 }
@@ -270,34 +271,52 @@ type identity struct {
 
 // authenticate names the caller and its roles, or returns "" when it is anonymous.
 func (a *Auth) authenticate(ctx context.Context) identity {
-	p, ok := peer.FromContext(ctx)
-	unixPeer := false
-	if ok {
-		_, unixPeer = p.AuthInfo.(PeerCred)
-		unixPeer = unixPeer || (p.Addr != nil && p.Addr.Network() == "unix")
-	}
-	if a.cfg.Dev && !unixPeer {
-		return identity{name: "dev", roles: []string{RoleAdmin}}
-	}
-	if ok {
+	var c credential
+	if p, ok := peer.FromContext(ctx); ok {
 		if pc, ok := p.AuthInfo.(PeerCred); ok {
-			roles := append([]string(nil), a.cfg.UnixRoles[strconv.FormatUint(uint64(pc.UID), 10)]...)
-			roles = append(roles, a.cfg.UnixRoles["gid:"+strconv.FormatUint(uint64(pc.GID), 10)]...)
-			return identity{name: "uid:" + strconv.FormatUint(uint64(pc.UID), 10), roles: roles}
+			c.unix = &pc
 		}
-		if ti, ok := p.AuthInfo.(credentials.TLSInfo); ok && len(ti.State.VerifiedChains) > 0 && len(ti.State.VerifiedChains[0]) > 0 {
-			leaf := ti.State.VerifiedChains[0][0]
-			id := leaf.Subject.CommonName
-			if len(leaf.URIs) > 0 {
-				id = leaf.URIs[0].String()
-			}
-			if id != "" {
-				return identity{name: "cert:" + id, roles: a.cfg.CertRoles[id]}
-			}
+		c.unixAddr = p.Addr != nil && p.Addr.Network() == "unix"
+		if ti, ok := p.AuthInfo.(credentials.TLSInfo); ok {
+			c.chains = ti.State.VerifiedChains
 		}
 	}
 	md, _ := metadata.FromIncomingContext(ctx)
-	for _, v := range md.Get("authorization") {
+	c.authorization = md.Get("authorization")
+	return a.identify(c)
+}
+
+// credential is what a request presents, whatever its protocol (gRPC or HTTP).
+type credential struct {
+	unix          *PeerCred // SO_PEERCRED of a unix-socket peer
+	unixAddr      bool      // the connection is a unix socket (even without peer credentials)
+	chains        [][]*x509.Certificate
+	authorization []string // Authorization header values
+}
+
+// identify names the caller of a credential and its roles (name "" when anonymous). Unix peers
+// are named by uid; else a verified client certificate; else a bearer token.
+func (a *Auth) identify(c credential) identity {
+	unixPeer := c.unix != nil || c.unixAddr
+	if a.cfg.Dev && !unixPeer {
+		return identity{name: "dev", roles: []string{RoleAdmin}}
+	}
+	if pc := c.unix; pc != nil {
+		roles := append([]string(nil), a.cfg.UnixRoles[strconv.FormatUint(uint64(pc.UID), 10)]...)
+		roles = append(roles, a.cfg.UnixRoles["gid:"+strconv.FormatUint(uint64(pc.GID), 10)]...)
+		return identity{name: "uid:" + strconv.FormatUint(uint64(pc.UID), 10), roles: roles}
+	}
+	if len(c.chains) > 0 && len(c.chains[0]) > 0 {
+		leaf := c.chains[0][0]
+		id := leaf.Subject.CommonName
+		if len(leaf.URIs) > 0 {
+			id = leaf.URIs[0].String()
+		}
+		if id != "" {
+			return identity{name: "cert:" + id, roles: a.cfg.CertRoles[id]}
+		}
+	}
+	for _, v := range c.authorization {
 		tok, ok := strings.CutPrefix(v, "Bearer ")
 		if !ok {
 			continue

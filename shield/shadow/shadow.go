@@ -54,7 +54,8 @@ type Config struct {
 	Append func(ctx context.Context, typ audit.Type, payload any) error
 	// QueueSize bounds the calls waiting; 0 means DefaultQueueSize.
 	QueueSize int
-	// QueueBytes bounds the argument bytes waiting; 0 means DefaultQueueBytes.
+	// QueueBytes bounds the bytes of the calls waiting (arguments and context strings); 0 means
+	// DefaultQueueBytes.
 	QueueBytes int64
 	// Timeout bounds each of the two evaluations of a call; 0 means DefaultTimeout.
 	Timeout time.Duration
@@ -67,7 +68,7 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Stats are the counters since the evaluator started.
+// Stats are the counters since the evaluator started or its candidate was last replaced.
 type Stats struct {
 	Offered   int64 `json:"offered"`
 	Dropped   int64 `json:"dropped"` // queue full (calls or bytes)
@@ -81,15 +82,14 @@ type Stats struct {
 
 // Evaluator is the shadow evaluator. Its methods are safe for concurrent use.
 type Evaluator struct {
-	cfg       Config
-	candidate *shield.Pipeline
-	queue     chan job
-	qbytes    atomic.Int64
+	cfg    Config
+	cand   atomic.Pointer[candidate]
+	queue  chan job
+	qbytes atomic.Int64
 
 	offered, dropped, evaluated, agreed, differed, errs atomic.Int64
 	mu                                                  sync.Mutex
 	changes                                             map[string]int64
-	since                                               time.Time
 
 	baseMu  sync.Mutex
 	basePol *shield.Policy
@@ -108,6 +108,7 @@ type Evaluator struct {
 // job is what the worker needs of one live decision (copied: the caller's call is not kept).
 type job struct {
 	call       shield.Call
+	bytes      int64 // callBytes(call), counted against QueueBytes
 	decisionID string
 	tier       int
 	decision   shield.Decision
@@ -140,8 +141,9 @@ func New(cfg Config) (*Evaluator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("shadow: candidate pipeline: %w", err)
 	}
-	e := &Evaluator{cfg: cfg, candidate: cand, queue: make(chan job, cfg.QueueSize), changes: map[string]int64{},
-		since: time.Now().UTC(), stop: make(chan struct{}), done: make(chan struct{})}
+	e := &Evaluator{cfg: cfg, queue: make(chan job, cfg.QueueSize), changes: map[string]int64{},
+		stop: make(chan struct{}), done: make(chan struct{})}
+	e.cand.Store(&candidate{pol: cfg.Candidate, p: cand, since: time.Now().UTC()})
 	e.mDropped = prometheus.NewCounter(prometheus.CounterOpts{Name: "shield_shadow_dropped_total",
 		Help: "Calls not evaluated by the shadow bundle because its queue was full."})
 	e.mResults = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "shield_shadow_evaluations_total",
@@ -160,8 +162,36 @@ func New(cfg Config) (*Evaluator, error) {
 	return e, nil
 }
 
+// candidate is the bundle under evaluation and when it started.
+type candidate struct {
+	pol   *shield.Policy
+	p     *shield.Pipeline
+	since time.Time
+}
+
 // Candidate returns the candidate policy.
-func (e *Evaluator) Candidate() *shield.Policy { return e.cfg.Candidate }
+func (e *Evaluator) Candidate() *shield.Policy { return e.cand.Load().pol }
+
+// SetCandidate replaces the candidate (a reload of the shadow bundle): the old one's counters
+// are written as its last summary, and counting starts again for the new one.
+func (e *Evaluator) SetCandidate(pol *shield.Policy) error {
+	if pol == nil {
+		return errors.New("shadow: no candidate policy")
+	}
+	p, err := shield.New(shield.Config{CacheSize: -1, Timeout: e.cfg.Timeout}, pol)
+	if err != nil {
+		return fmt.Errorf("shadow: candidate pipeline: %w", err)
+	}
+	e.summary(context.Background())
+	e.cand.Store(&candidate{pol: pol, p: p, since: time.Now().UTC()})
+	for _, c := range []*atomic.Int64{&e.offered, &e.dropped, &e.evaluated, &e.agreed, &e.differed, &e.errs} {
+		c.Store(0)
+	}
+	e.mu.Lock()
+	e.changes = map[string]int64{}
+	e.mu.Unlock()
+	return nil
+}
 
 // Recorder wraps the live pipeline's recorder: each decision is recorded by next first, and
 // only once it is durable offered to the shadow queue. A nil evaluator returns next.
@@ -199,7 +229,7 @@ func (e *Evaluator) Offer(rec *shield.DecisionRecord) bool {
 		return false
 	default:
 	}
-	n := int64(len(rec.Call.Arguments))
+	n := callBytes(rec.Call)
 	if e.qbytes.Add(n) > e.cfg.QueueBytes {
 		e.qbytes.Add(-n)
 		e.drop()
@@ -214,7 +244,7 @@ func (e *Evaluator) Offer(rec *shield.DecisionRecord) bool {
 		}
 	}
 	v := rec.Verdict
-	j := job{call: c, decisionID: v.DecisionID, tier: v.Tier, decision: v.Decision, rules: slices.Clone(v.Rules),
+	j := job{call: c, bytes: n, decisionID: v.DecisionID, tier: v.Tier, decision: v.Decision, rules: slices.Clone(v.Rules),
 		actionHash: v.ActionHash, class: v.ActionClass}
 	select {
 	case e.queue <- j:
@@ -224,6 +254,17 @@ func (e *Evaluator) Offer(rec *shield.DecisionRecord) bool {
 		e.drop()
 		return false
 	}
+}
+
+// callBytes is what a queued call holds: its arguments and every context string (labels
+// included, up to 64 of 4 KiB each).
+func callBytes(c *shield.Call) int64 {
+	n := len(c.Arguments) + len(c.ID) + len(c.Tool) + len(c.Context.SessionID) + len(c.Context.AgentID) +
+		len(c.Context.Runtime) + len(c.Context.Cwd) + len(c.Context.Caller)
+	for k, v := range c.Context.Labels {
+		n += len(k) + len(v)
+	}
+	return int64(n)
 }
 
 func (e *Evaluator) drop() {
@@ -260,7 +301,7 @@ func (e *Evaluator) Close() {
 		for drained := false; !drained; {
 			select {
 			case j := <-e.queue:
-				e.qbytes.Add(-int64(len(j.call.Arguments)))
+				e.qbytes.Add(-j.bytes)
 				e.drop()
 			default:
 				drained = true
@@ -287,7 +328,7 @@ func (e *Evaluator) run(ctx context.Context) {
 				e.summary(ctx)
 			}
 		case j := <-e.queue:
-			e.qbytes.Add(-int64(len(j.call.Arguments)))
+			e.qbytes.Add(-j.bytes)
 			e.evaluate(ctx, j)
 		}
 	}
@@ -358,7 +399,7 @@ func (e *Evaluator) evaluate(ctx context.Context, j job) {
 	opt := shield.EvalOptions{MaxTier: &bundleTiers, DryRun: true}
 	c1, c2 := j.call, j.call
 	bv, _ := base.Evaluate(ctx, &c1, opt) // an error is a BLOCK verdict, on both sides alike
-	cv, _ := e.candidate.Evaluate(ctx, &c2, opt)
+	cv, _ := e.cand.Load().p.Evaluate(ctx, &c2, opt)
 	e.evaluated.Add(1)
 	if bv.Decision == cv.Decision {
 		e.agreed.Add(1)
@@ -404,7 +445,8 @@ func (e *Evaluator) summary(ctx context.Context) {
 	if e.cfg.Append == nil {
 		return
 	}
-	s := Summary{CandidateRevision: e.cfg.Candidate.Revision, CandidateDigest: e.cfg.Candidate.Digest, Since: e.since, Stats: e.Stats()}
+	c := e.cand.Load()
+	s := Summary{CandidateRevision: c.pol.Revision, CandidateDigest: c.pol.Digest, Since: c.since, Stats: e.Stats()}
 	if err := e.cfg.Append(context.WithoutCancel(ctx), TypeSummary, s); err != nil {
 		e.errs.Add(1)
 		e.cfg.Logger.Error("shadow summary record failed", "error", err.Error())

@@ -229,8 +229,13 @@ func TestShadowBoundsQueuedBytes(t *testing.T) {
 	if e.Stats().Dropped != 1 {
 		t.Errorf("stats %+v", e.Stats())
 	}
+	labelled := decision("c", "w", `{}`, shield.Allow)
+	labelled.Call.Context.Labels = map[string]string{"team": strings.Repeat("y", 200)}
+	if e.Offer(labelled) {
+		t.Error("a call whose labels exceed the byte bound was queued")
+	}
 	e.Close() // never started: returns at once, drops what is queued
-	if st := e.Stats(); st.Dropped != 2 || e.qbytes.Load() != 0 {
+	if st := e.Stats(); st.Dropped != 3 || e.qbytes.Load() != 0 {
 		t.Errorf("after Close: %+v, %d bytes", st, e.qbytes.Load())
 	}
 }
@@ -273,5 +278,37 @@ func TestShadowRecordFailureCounted(t *testing.T) {
 	waitFor(t, func() bool { return e.Stats().Errors == 1 })
 	if _, err := New(Config{Live: func() *shield.Policy { return live }}); err == nil {
 		t.Error("New without a candidate succeeded")
+	}
+}
+
+// Replacing the candidate closes its counters with a summary and counts afresh for the new one.
+func TestShadowSetCandidate(t *testing.T) {
+	live := policyOf("live", &tier{blocks: map[string]bool{"rm": true}})
+	var s sink
+	e, err := New(Config{Candidate: policyOf("c1", &tier{}), Live: func() *shield.Policy { return live }, Append: s.append})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Start(context.Background())
+	defer e.Close()
+	e.Offer(decision("1", "rm", `{}`, shield.Block))
+	waitFor(t, func() bool { return e.Stats().Evaluated == 1 })
+	if err := e.SetCandidate(policyOf("c2", &tier{blocks: map[string]bool{"rm": true}})); err != nil {
+		t.Fatal(err)
+	}
+	if e.Candidate().Revision != "c2" || e.Stats().Evaluated != 0 {
+		t.Fatalf("after SetCandidate: %s, %+v", e.Candidate().Revision, e.Stats())
+	}
+	sums := s.of(TypeSummary)
+	if len(sums) != 1 || !strings.Contains(string(sums[0]), `"candidate_revision":"c1"`) || !strings.Contains(string(sums[0]), `"differed":1`) {
+		t.Errorf("summary of the replaced candidate: %q", sums)
+	}
+	e.Offer(decision("2", "rm", `{}`, shield.Block))
+	waitFor(t, func() bool { return e.Stats().Evaluated == 1 })
+	if st := e.Stats(); st.Agreed != 1 || st.Differed != 0 {
+		t.Errorf("new candidate stats %+v", st)
+	}
+	if err := e.SetCandidate(nil); err == nil {
+		t.Error("SetCandidate(nil) succeeded")
 	}
 }

@@ -108,7 +108,11 @@ type Appliance struct {
 	engines []*Engine
 
 	shadow     *shadow.Evaluator // nil: no shadow bundle
+	shed       *server.Shedder
+	auth       *server.Auth
+	stopHTTP   func()
 	stopAnchor func()
+	stopExport func()
 	closeOnce  sync.Once
 
 	// EngineStopIsFatal ends Run when a hosted engine stops for good (its agent's crash budget
@@ -184,7 +188,7 @@ func New(ctx context.Context, cfg *Config, log *slog.Logger) (_ *Appliance, err 
 	if err := CheckStateDir(cfg.StateDir); err != nil {
 		return nil, err
 	}
-	a := &Appliance{cfg: cfg, log: log, reg: prometheus.NewRegistry(), pol: p.policy, mux: http.NewServeMux(), stopAnchor: func() {}}
+	a := &Appliance{cfg: cfg, log: log, reg: prometheus.NewRegistry(), pol: p.policy, mux: http.NewServeMux(), stopAnchor: func() {}, stopExport: func() {}, stopHTTP: func() {}}
 	defer func() {
 		if err != nil {
 			a.Close()
@@ -208,6 +212,11 @@ func New(ctx context.Context, cfg *Config, log *slog.Logger) (_ *Appliance, err 
 	if a.stopAnchor, err = startAnchoring(ctx, cfg, a.audit, log); err != nil {
 		a.stopAnchor = func() {}
 		return nil, fmt.Errorf("rekor anchoring: %w", err)
+	}
+	// SIEM shipping: reads the trail, off the decision path.
+	if a.stopExport, err = startExport(ctx, cfg, a.audit, reg, log); err != nil {
+		a.stopExport = func() {}
+		return nil, err
 	}
 
 	var escalation []shield.Tier
@@ -237,7 +246,7 @@ func New(ctx context.Context, cfg *Config, log *slog.Logger) (_ *Appliance, err 
 	m := shield.NewMetrics(reg)
 	if a.pipeline, err = shield.New(shield.Config{
 		Escalation: escalation,
-		Recorder:   a.shadow.Recorder(a.audit),
+		Recorder:   a.shadow.Recorder(m.Recorder(a.audit)), // audit writes timed: shield_audit_write_duration_seconds
 		CacheSize:  cfg.Pipeline.CacheSize,
 		Timeout:    cfg.Pipeline.Timeout,
 		Limits:     normalize.Limits{MaxBytes: cfg.Pipeline.MaxArgumentBytes},
@@ -245,6 +254,7 @@ func New(ctx context.Context, cfg *Config, log *slog.Logger) (_ *Appliance, err 
 	}, pol); err != nil {
 		return nil, err
 	}
+	registerServiceMetrics(reg, a, a.approvals) // build/bundle info, pending approvals, checkpoint, Rekor lag
 	// The watcher exists before any request can ask for reload counts.
 	if cfg.Policy.Path != "" {
 		opt, _ := LoadOptions(cfg) // read successfully by prepare
@@ -284,6 +294,7 @@ func New(ctx context.Context, cfg *Config, log *slog.Logger) (_ *Appliance, err 
 // over a limit (Health never is), count evaluations, and recover a handler panic last.
 func (a *Appliance) buildServer(auth *server.Auth, m *shield.Metrics) error {
 	shed := server.NewShedder(a.limits, a.reg, a.log)
+	a.shed, a.auth = shed, auth
 	a.grpc = grpc.NewServer(append(a.limits.ServerOptions(),
 		grpc.Creds(auth.Credentials()),
 		grpc.MaxRecvMsgSize(maxRecvMsgSize(a.cfg)),
@@ -319,6 +330,19 @@ func (a *Appliance) listen() error {
 			return fmt.Errorf("listen %s: %w", addr, err)
 		}
 		a.lis = append(a.lis, server.LimitListener(l, addr, a.limits.MaxConnections, a.limits.MaxConnectionsPerPeer, cm, a.log))
+	}
+	// HTTP/JSON API and web console (config key http): the same adapters, auth and limits.
+	if len(a.cfg.HTTP.Listen) > 0 {
+		o := server.HTTPOptions{Auth: a.auth, Shield: a.svc, Shedder: a.shed, MaxArgumentBytes: a.cfg.Pipeline.MaxArgumentBytes,
+			StreamSendTimeout: a.limits.StreamSendTimeout, Log: a.log, AuditLog: a.audit.Log()}
+		if a.approvals != nil {
+			o.Approvals, o.ApprovalStore = a.aprSvc, a.approvals
+		}
+		stop, err := server.ServeHTTP(a.cfg.HTTP, o, a.limits, cm)
+		if err != nil {
+			return err
+		}
+		a.stopHTTP = stop
 	}
 	if a.cfg.MetricsListen != "" {
 		ml, err := net.Listen("tcp", a.cfg.MetricsListen)
@@ -479,7 +503,9 @@ func (a *Appliance) signals(ctx context.Context) {
 
 // Reload reloads the policy bundle from policy.path (the embedded bundle has nothing to reload);
 // the outcome is logged and counted by the watcher, and a bundle that fails keeps the old one.
+// The shadow bundle (policy.shadow) is reloaded too.
 func (a *Appliance) Reload(reason string) {
+	_ = reloadShadow(a.cfg, a.shadow, a.log, reason) // logged; nothing when policy.shadow is unset
 	if a.watcher == nil {
 		a.log.Info(reason + ": the embedded bundle has nothing to reload")
 		return
@@ -495,6 +521,7 @@ func (a *Appliance) Close() {
 		for _, e := range a.engines {
 			_ = e.Close()
 		}
+		a.stopHTTP()
 		for _, l := range a.lis {
 			_ = l.Close()
 		}
@@ -502,6 +529,7 @@ func (a *Appliance) Close() {
 			_ = a.metrics.Close()
 		}
 		a.shadow.Close()
+		a.stopExport()
 		a.stopAnchor()
 		if a.approvals != nil {
 			_ = a.approvals.Close()

@@ -38,6 +38,7 @@ func openApprovals(cfg *Config, al AuditLog, log *slog.Logger) (*approval.Servic
 	s, err := approval.Open(approval.Config{Path: filepath.Join(dir, "approvals.db"), Timeout: cfg.Approvals.Timeout,
 		TwoPersonClasses: cfg.Approvals.TwoPersonClasses, Recorder: approvalRecorder{l: al.Log()},
 		WebhookURL: cfg.Approvals.WebhookURL, WebhookSecret: secret, Log: log, Retention: cfg.Approvals.Retention,
+		WebhookFormat: cfg.Approvals.WebhookFormat, ConsoleURL: cfg.Approvals.ConsoleURL,
 		Redact: audit.Redaction{Keys: cfg.Audit.RedactKeys, Values: cfg.Audit.RedactValues}})
 	if err != nil {
 		return nil, fmt.Errorf("approvals: %w", err)

@@ -52,6 +52,10 @@ type Config struct {
 	// Limits bounds connections, streams and concurrent calls (see server.Limits). Default: the
 	// safe caps documented in deploy/shield.yaml, sized below RLIMIT_NOFILE.
 	Limits server.Limits `yaml:"limits"`
+	// Export ships the audit trail to a SIEM (jsonl, syslog, http; see ExportConfig). Default: off.
+	Export *ExportConfig `yaml:"export"`
+	// HTTP serves the HTTP/JSON API and the web console (see server.HTTPConfig). Default: off.
+	HTTP server.HTTPConfig `yaml:"http"`
 	// Engines are the agent engines the appliance hosts, one per workspace: each runs a sandboxed
 	// agent and consults this appliance's ShieldService in process. Default: none.
 	Engines []EngineConfig `yaml:"engines"`
@@ -91,6 +95,12 @@ type ApprovalsConfig struct {
 	WebhookURL string `yaml:"webhook_url"`
 	// WebhookSecretEnv names the environment variable holding the HMAC secret.
 	WebhookSecretEnv string `yaml:"webhook_secret_env"`
+	// WebhookFormat is the notice's body: shield (default, JSON), slack (a Slack incoming webhook
+	// message) or chat (a {"text": …} message for Mattermost, Rocket.Chat, Google Chat, Teams
+	// workflows). Every format is HMAC-signed.
+	WebhookFormat string `yaml:"webhook_format"`
+	// ConsoleURL is the web console's base URL, linked from chat notices. Default: none.
+	ConsoleURL string `yaml:"console_url"`
 	// Retention is how long resolved requests (denied, used, expired) stay in the approval store;
 	// the audit trail keeps their records. Default 720h (30 days); negative keeps them forever.
 	Retention time.Duration `yaml:"retention"`
@@ -109,6 +119,10 @@ type PolicyConfig struct {
 	Home string `yaml:"home"`
 	// Watch reloads the bundle when its files change (SIGHUP always reloads). Default: true.
 	Watch *bool `yaml:"watch"`
+	// ResolveLinks classifies workspace paths that exist on this host where their symbolic links
+	// lead (a link to ~/.ssh read through the workspace is a secret read). Set it only when the
+	// service shares the workspace's file system. Default: false.
+	ResolveLinks bool `yaml:"resolve_links"`
 	// Shadow is a candidate bundle (directory or .tar.gz) that serve evaluates beside the live
 	// one, off the decision path (shield/shadow): loaded at start like the live bundle (signature,
 	// tests, gate); differences are counted in metrics and audited as shadow records. Default: ""
@@ -404,7 +418,7 @@ func (c *Config) Validate() error {
 		// The descriptor arithmetic serve applies at start, against the hard limit it raises to.
 		if nofile, err := HardNofile(); err != nil {
 			errs = append(errs, err)
-		} else if _, err := c.Limits.Fit(nofile, 1+len(c.Listen)); err != nil {
+		} else if _, err := c.Limits.Fit(nofile, 1+len(c.Listen)+len(c.HTTP.Listen)); err != nil {
 			errs = append(errs, fmt.Errorf("limits: %w", err))
 		}
 	}
@@ -482,6 +496,19 @@ func (c *Config) Validate() error {
 	}
 	if c.Judge != nil {
 		if err := c.Judge.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	switch c.Approvals.WebhookFormat {
+	case "", "shield", "slack", "chat":
+	default:
+		errs = append(errs, fmt.Errorf("approvals.webhook_format %q: use shield, slack or chat", c.Approvals.WebhookFormat))
+	}
+	if err := c.HTTP.Validate(c.Auth, c.Dev); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Export != nil {
+		if err := c.Export.Validate(); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -45,7 +45,7 @@ func fitLimits(cfg *Config) (server.Limits, uint64, error) {
 	if err != nil {
 		return server.Limits{}, 0, err
 	}
-	l, err := cfg.Limits.Fit(nofile, 1+len(cfg.Listen))
+	l, err := cfg.Limits.Fit(nofile, 1+len(cfg.Listen)+len(cfg.HTTP.Listen))
 	if err != nil {
 		return l, nofile, fmt.Errorf("limits: %w", err)
 	}

@@ -63,7 +63,7 @@ func Activate(cfg *Config, b *policy.Bundle) (*shield.Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	pol, err := bundle.Activate(b, bundle.Options{Workspace: cfg.Policy.Workspace, Home: HomeFor(cfg.Policy)})
+	pol, err := bundle.Activate(b, bundle.Options{Workspace: cfg.Policy.Workspace, Home: HomeFor(cfg.Policy), ResolveLinks: cfg.Policy.ResolveLinks})
 	if err != nil {
 		return nil, fmt.Errorf("activate policy bundle %s: %w", b.Source, err)
 	}

@@ -381,8 +381,33 @@ leaves_host(e) if e.kind in {"send", "push"}
 deny contains finding("effects.secret-egress", sprintf("a secret (%s) and data leaving the host (%s %s) in one call", [s.target, o.kind, o.target])) if {
 	some s in input.effects
 	s.kind == "secret"
+	s.detail != "session"
 	some o in input.effects
 	leaves_host(o)
+}
+
+# Session context (shield/normalize/sessions.go): a secret read by an earlier allowed call of the
+# session makes anything this call sends off the host, beyond the configured egress (registries,
+# the repository's own remotes), a possible carrier of it.
+escalate contains finding("effects.session-secret-egress", sprintf("a secret read earlier in this session (%s) and data leaving the host (%s %s)", [s.target, o.kind, o.target])) if {
+	some s in input.effects
+	s.kind == "secret"
+	s.detail == "session"
+	some o in input.effects
+	session_sink(o)
+}
+
+session_sink(o) if {
+	o.kind == "connect"
+	not loopback_host(effect_host(o.target))
+	not egress_allowed(o)
+}
+
+session_sink(o) if o.kind == "send"
+
+session_sink(o) if {
+	o.kind == "push"
+	not cfg.own_remotes[o.target]
 }
 
 # A credential sent to the service it authenticates (a token in a header to the API) is no
@@ -392,7 +417,7 @@ deny contains finding("effects.requested-secret", sprintf("asks another agent, a
 	input.class in {"agent_spawn", "schedule", "memory_write", "message_send"}
 	some e in input.effects
 	e.kind == "secret"
-	e.detail != "content"
+	not e.detail in {"content", "session"}
 }
 
 deny contains finding("effects.requested-delete", sprintf("asks another agent to delete %s, outside the workspace", [e.target])) if {
@@ -406,6 +431,7 @@ deny contains finding("effects.secret-search", sprintf("searches for secrets (%s
 	input.class in {"file_search", "file_list"}
 	some e in input.effects
 	e.kind == "secret"
+	e.detail != "session"
 	not e.in_workspace
 }
 
@@ -413,6 +439,7 @@ deny contains finding("effects.secret-read", sprintf("reads a secret (%s: %s)", 
 	input.class in {"file_read", "file_move", "code_exec"}
 	some e in input.effects
 	e.kind == "secret"
+	e.detail != "session"
 	not e.in_workspace
 }
 
@@ -420,6 +447,7 @@ deny contains finding("effects.delete-outside-workspace", sprintf("deletes %s, o
 	input.class != "exec" # until the shell engine's effects land, the destructive.* rules judge commands
 	some e in input.effects
 	e.kind == "delete"
+	startswith(e.target, "/") # a file; an MCP tool's own destructiveHint ("mcp:TOOL") is escalated below
 	not e.in_workspace
 	not scratch_delete(e.target)
 }
@@ -542,9 +570,13 @@ deny contains finding("effects.exec-downloaded", "runs a file it downloads") if 
 # ---------------------------------------------------------------------------------------------
 # MCP tools the catalog does not know, by their annotations. A proxy in front of an MCP server
 # passes a tool's annotations as call labels "mcp.readOnlyHint", "mcp.destructiveHint",
-# "mcp.openWorldHint" ("true"/"false"). Annotations are the server's word, not a proof: they
-# only ever allow a tool that says it reads, changes nothing and reaches no open world, and
-# only when every effect the normaliser found in its arguments is a read of the workspace.
+# "mcp.openWorldHint" ("true"/"false"); the normaliser turns them into unresolved effects
+# (shield/normalize/tools_annotations.go: delete or write "mcp:TOOL", connect "(open world)",
+# with the MCP defaults for hints not given), so the effect rules judge them like any other
+# (a secret read by an open-world tool is secret egress). Annotations are the server's word, not
+# a proof: they only ever allow a tool that says it reads, changes nothing and reaches no open
+# world, and only when every effect the normaliser found in its arguments is a read of the
+# workspace.
 
 mcp_label(name) := object.get(object.get(object.get(input, "context", {}), "labels", {}), concat("", ["mcp.", name]), "")
 

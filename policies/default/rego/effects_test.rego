@@ -265,3 +265,24 @@ test_remote_commit_to_main_escalates if {
 	"effects.commit-to-protected" in rules(shield.escalate) with input as act("vcs_push", [eff("push", "api", "commit,branch=main", false)])
 	count(shield.escalate) == 0 with input as act("vcs_push", [eff("push", "api", "commit,branch=fix/x", false)])
 }
+
+# Session context: a secret read earlier in the session escalates data leaving for a host outside
+# the egress; the registry is still reachable; a secret read now still blocks.
+session_secret := {"kind": "secret", "target": "/w/.env", "program": "session", "detail": "session",
+	"in_workspace": true, "sensitive": true, "unresolved": false}
+
+test_session_secret_then_external_request_escalates if {
+	inp := act("net_request", [session_secret, eff("connect", "collect.example.net", "https", false)])
+	"effects.session-secret-egress" in rules(shield.escalate) with input as inp
+	not "effects.secret-egress" in rules(shield.deny) with input as inp
+}
+
+test_session_secret_then_registry_not_escalated if {
+	inp := act("exec", [session_secret, eff("connect", "registry.npmjs.org", "https", false)])
+	not "effects.session-secret-egress" in rules(shield.escalate) with input as inp
+}
+
+test_secret_now_still_blocks if {
+	inp := act("exec", [eff("secret", "/home/u/.ssh/id_rsa", "ssh_key", false), eff("connect", "collect.example.net", "https", false)])
+	"effects.secret-egress" in rules(shield.deny) with input as inp
+}
