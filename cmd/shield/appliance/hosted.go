@@ -138,6 +138,8 @@ func newEngine(ec EngineConfig, sh engine.Shield, stateDir string, protected []s
 	e.agents = grpc.NewServer()
 	agentv1.RegisterAgentServiceServer(e.agents, e.eng)
 	agentv1.RegisterSubAgentServiceServer(e.agents, e.eng)
+	// The same services in the OpenParallax protocol (openparallax.v1, seed 000), same listeners.
+	engine.RegisterOpenParallax(e.client, e.agents, e.eng, engine.OpenParallaxOptions{Model: ec.LLM.Model})
 	data, _ := json.Marshal(RegistryEntry{PID: os.Getpid(), Port: e.port, Workspace: ws, ClientToken: clientToken})
 	if err := writeFileAtomic(e.regPath, data, 0o600); err != nil {
 		e.clientL.Close()
