@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -52,25 +53,32 @@ func (s *opAgentStream) Recv() (*agentv1.AgentEvent, error) {
 	if err != nil {
 		return nil, err
 	}
+	out := fromSeedEvent(ev)
+	if r := out.GetAgentReady(); r != nil && !s.ready {
+		s.ready = true
+		// The seed's agent waits for its initial tools before it reads directives; only a holder
+		// of the expected token gets them (the engine then checks the token again).
+		s.e.mu.Lock()
+		want := s.e.token
+		s.e.mu.Unlock()
+		if want != nil && subtle.ConstantTimeCompare([]byte(r.GetToken()), want) == 1 {
+			if err := s.s.Send(&opv1.EngineDirective{Directive: &opv1.EngineDirective_InitialToolDefs{
+				InitialToolDefs: &opv1.InitialToolDefs{Tools: toolDefs(s.e.cfg.Tools.Definitions())}}}); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+// fromSeedEvent translates a seed agent's event to the engine's; an event of no known kind
+// becomes an empty event (ignored by the engine, refused as a first event).
+func fromSeedEvent(ev *opv1.AgentEvent) *agentv1.AgentEvent {
 	out := &agentv1.AgentEvent{}
 	switch x := ev.GetEvent().(type) {
 	case *opv1.AgentEvent_Ready:
 		name, tok := splitAgentID(x.Ready)
 		out.Event = &agentv1.AgentEvent_AgentReady{AgentReady: &agentv1.AgentReady{AgentId: name, Token: tok, SandboxCanaryJson: x.Ready.GetSandboxCanaryJson()}}
-		if !s.ready {
-			s.ready = true
-			// The seed's agent waits for its initial tools before it reads directives; only a
-			// holder of the expected token gets them (the engine then checks the token again).
-			s.e.mu.Lock()
-			want := s.e.token
-			s.e.mu.Unlock()
-			if want != nil && subtle.ConstantTimeCompare([]byte(tok), want) == 1 {
-				if err := s.s.Send(&opv1.EngineDirective{Directive: &opv1.EngineDirective_InitialToolDefs{
-					InitialToolDefs: &opv1.InitialToolDefs{Tools: toolDefs(s.e.cfg.Tools.Definitions())}}}); err != nil {
-					return nil, err
-				}
-			}
-		}
 	case *opv1.AgentEvent_LlmTokenEmitted:
 		out.Event = &agentv1.AgentEvent_LlmToken{LlmToken: &agentv1.LLMToken{Token: x.LlmTokenEmitted.GetText(), MessageId: x.LlmTokenEmitted.GetMessageId()}}
 	case *opv1.AgentEvent_ToolProposal:
@@ -91,7 +99,7 @@ func (s *opAgentStream) Recv() (*agentv1.AgentEvent, error) {
 	case *opv1.AgentEvent_AgentError:
 		out.Event = &agentv1.AgentEvent_Error{Error: &agentv1.AgentError{Code: x.AgentError.GetCode(), Message: x.AgentError.GetMessage()}}
 	}
-	return out, nil
+	return out
 }
 
 func (s *opAgentStream) Send(d *agentv1.EngineDirective) error { return s.s.Send(toSeedDirective(d)) }
@@ -129,7 +137,7 @@ func toSeedDirective(d *agentv1.EngineDirective) *opv1.EngineDirective {
 }
 
 // toolDefs translates the engine's tool definitions (one JSON Schema document each) to the
-// seed's; a definition that does not parse is left out.
+// seed's; a definition that is not valid UTF-8 JSON with a name is left out.
 func toolDefs(defs []string) []*opv1.ToolDef {
 	var out []*opv1.ToolDef
 	for _, d := range defs {
@@ -138,7 +146,7 @@ func toolDefs(defs []string) []*opv1.ToolDef {
 			Description string          `json:"description"`
 			Parameters  json.RawMessage `json:"parameters"`
 		}
-		if json.Unmarshal([]byte(d), &x) != nil || x.Name == "" {
+		if !utf8.ValidString(d) || json.Unmarshal([]byte(d), &x) != nil || x.Name == "" {
 			continue
 		}
 		out = append(out, &opv1.ToolDef{Name: x.Name, Description: x.Description, ParametersJson: string(x.Parameters)})
