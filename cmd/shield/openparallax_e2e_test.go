@@ -7,10 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
@@ -107,5 +110,73 @@ func TestStartServesOpenParallax(t *testing.T) {
 	s, err := client.GetStatus(actx, &opv1.StatusRequest{})
 	if err != nil || !s.GetAgentConnected() || s.GetModel() != "m" || s.GetWorkspace() != ws || s.GetSessionCount() != 1 {
 		t.Errorf("status %v %v", s, err)
+	}
+}
+
+// TestStartDaemonAndStop: `shield start --daemon` (seed 003) returns once the engine serves,
+// printing its client port; the engine keeps running detached (its own session) and answers;
+// `shield stop` ends it and its files.
+func TestStartDaemonAndStop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the end-to-end test builds and runs the real binary")
+	}
+	if sandbox.LandlockABI() < 1 {
+		t.Skip("kernel without Landlock: the engine refuses to start an unsandboxed agent")
+	}
+	dir := t.TempDir()
+	bin := buildShield(t, dir)
+	ws := filepath.Join(dir, "ws")
+	os.MkdirAll(ws, 0o755)
+	state := filepath.Join(dir, "state")
+	srv := scriptedModel(t, nil)
+	cfg := filepath.Join(dir, "engine.yaml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf("llm:\n  provider: openai\n  base_url: %s/v1\n  model: m\n  api_key_env: SHIELD_TEST_LLM_KEY\n", srv.URL)), 0o600)
+	t.Setenv("SHIELD_TEST_LLM_KEY", "k")
+	code, out, errs := runCmdBin(bin, "start", "-d", "--workspace", ws, "--config", cfg, "--state-dir", state)
+	pidFile := strings.TrimSuffix(appliance.RegistryPath(state, ws), ".json") + ".pid"
+	t.Cleanup(func() {
+		if b, err := os.ReadFile(pidFile); err == nil {
+			if pid, _ := strconv.Atoi(strings.TrimSpace(string(b))); pid > 1 {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	if code != 0 || !strings.Contains(out, "running in the background") || !strings.Contains(out, "PORT:") {
+		t.Fatalf("start -d: %d %q %q", code, out, errs)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if sid, err := unix.Getsid(pid); err != nil || sid != pid {
+		t.Errorf("the detached process manager %d: session %d (%v), want its own session", pid, sid, err)
+	}
+	var reg appliance.RegistryEntry
+	if b, err := os.ReadFile(appliance.RegistryPath(state, ws)); err != nil || json.Unmarshal(b, &reg) != nil || !strings.Contains(out, fmt.Sprintf("PORT:%d", reg.Port)) {
+		t.Fatalf("registry %s: %v; output %q", b, err, out)
+	}
+	conn, err := grpc.NewClient(fmt.Sprintf("127.0.0.1:%d", reg.Port), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	actx := metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+reg.ClientToken)
+	if s, err := opv1.NewClientServiceClient(conn).GetStatus(actx, &opv1.StatusRequest{}); err != nil || s.GetWorkspace() != ws {
+		t.Errorf("status of the detached engine: %v %v", s, err)
+	}
+	if code, out, errs := runCmdBin(bin, "stop", "--workspace", ws, "--state-dir", state); code != 0 || !strings.Contains(out, "stopped") {
+		t.Fatalf("stop: %d %q %q", code, out, errs)
+	}
+	if syscall.Kill(pid, 0) == nil {
+		t.Errorf("process manager %d still runs after stop", pid)
+	}
+	if _, err := os.Stat(pidFile); err == nil {
+		t.Error("pid file left after stop")
+	}
+	if code, _, errs := runCmdBin(bin, "stop", "--workspace", ws, "--state-dir", state); code == 0 || !strings.Contains(errs, "no shield start is running") {
+		t.Errorf("second stop: %d %q", code, errs)
 	}
 }
