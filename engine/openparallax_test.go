@@ -360,3 +360,101 @@ func TestOpenParallaxSubAgent(t *testing.T) {
 		t.Errorf("sub-agent write: %v", r)
 	}
 }
+
+// TestOpenParallaxEventTypes: every event type the engine emits has its seed type and payload.
+func TestOpenParallaxEventTypes(t *testing.T) {
+	for _, tc := range []struct {
+		in   *agentv1.PipelineEvent
+		want opv1.PipelineEventType
+		ok   func(*opv1.PipelineEvent) bool
+	}{
+		{&agentv1.PipelineEvent{Type: agentv1.PipelineEvent_LLM_TOKEN, Text: "Hi"}, opv1.PipelineEventType_LLM_TOKEN,
+			func(x *opv1.PipelineEvent) bool { return x.GetLlmToken().GetText() == "Hi" }},
+		{&agentv1.PipelineEvent{Type: agentv1.PipelineEvent_ACTION_STARTED, ToolName: "execute_command", Text: `{"command":"ls"}`}, opv1.PipelineEventType_ACTION_STARTED,
+			func(x *opv1.PipelineEvent) bool {
+				return x.GetActionStarted().GetActionType() == opv1.ActionType_EXECUTE_COMMAND && x.GetActionStarted().GetArgumentsJson() == `{"command":"ls"}`
+			}},
+		{&agentv1.PipelineEvent{Type: agentv1.PipelineEvent_SHIELD_VERDICT, ToolName: "http_request", Decision: "BLOCK", Tier: 2, Confidence: 0.8, Reason: "r"}, opv1.PipelineEventType_SHIELD_VERDICT,
+			func(x *opv1.PipelineEvent) bool {
+				v := x.GetShieldVerdict()
+				return v.GetDecision() == opv1.VerdictDecision_BLOCK && v.GetTier() == 2 && v.GetConfidence() == 0.8 && v.GetActionType() == opv1.ActionType_HTTP_REQUEST
+			}},
+		{&agentv1.PipelineEvent{Type: agentv1.PipelineEvent_SHIELD_VERDICT, Decision: "something else"}, opv1.PipelineEventType_SHIELD_VERDICT,
+			func(x *opv1.PipelineEvent) bool {
+				return x.GetShieldVerdict().GetDecision() == opv1.VerdictDecision_BLOCK
+			}},
+		{&agentv1.PipelineEvent{Type: agentv1.PipelineEvent_ACTION_COMPLETED, ToolName: "read_file", Text: "boom", IsError: true}, opv1.PipelineEventType_ACTION_COMPLETED,
+			func(x *opv1.PipelineEvent) bool {
+				return !x.GetActionCompleted().GetSuccess() && x.GetActionCompleted().GetOutput() == "boom"
+			}},
+		{&agentv1.PipelineEvent{Type: agentv1.PipelineEvent_RESPONSE_COMPLETE, Text: "done"}, opv1.PipelineEventType_RESPONSE_COMPLETE,
+			func(x *opv1.PipelineEvent) bool { return x.GetResponseComplete().GetContent() == "done" }},
+		{&agentv1.PipelineEvent{Type: agentv1.PipelineEvent_OTR_BLOCKED, ToolName: "write_file", Reason: "otr"}, opv1.PipelineEventType_OTR_BLOCKED,
+			func(x *opv1.PipelineEvent) bool {
+				return x.GetOtrBlocked().GetActionType() == opv1.ActionType_WRITE_FILE && x.GetOtrBlocked().GetReason() == "otr"
+			}},
+		{&agentv1.PipelineEvent{Type: agentv1.PipelineEvent_ERROR, Text: "x", Code: "TURN_TIMEOUT", Recoverable: true}, opv1.PipelineEventType_ERROR,
+			func(x *opv1.PipelineEvent) bool {
+				return x.GetPipelineError().GetCode() == "TURN_TIMEOUT" && x.GetPipelineError().GetRecoverable()
+			}},
+		{&agentv1.PipelineEvent{Type: agentv1.PipelineEvent_ERROR, Text: "x"}, opv1.PipelineEventType_ERROR,
+			func(x *opv1.PipelineEvent) bool { return x.GetPipelineError().GetCode() == "PIPELINE_ERROR" }},
+		{&agentv1.PipelineEvent{Type: agentv1.PipelineEvent_TIER3_APPROVAL_REQUIRED, ActionId: "apr_1", TimeoutSeconds: 60, TimeUnixMs: 1_000_000}, opv1.PipelineEventType_APPROVAL_NEEDED,
+			func(x *opv1.PipelineEvent) bool {
+				return x.GetApprovalNeeded().GetApprovalId() == "apr_1" && x.GetApprovalNeeded().GetTimeoutAt() == 1060
+			}},
+		{&agentv1.PipelineEvent{Type: agentv1.PipelineEvent_SUB_AGENT_SPAWNED, CallId: "c1", Text: "task"}, opv1.PipelineEventType_SUB_AGENT_SPAWNED,
+			func(x *opv1.PipelineEvent) bool {
+				return x.GetSubAgent().GetName() == "c1" && x.GetSubAgent().GetText() == "task"
+			}},
+		{&agentv1.PipelineEvent{Type: agentv1.PipelineEvent_SUB_AGENT_PROGRESS}, opv1.PipelineEventType_SUB_AGENT_PROGRESS, nil},
+		{&agentv1.PipelineEvent{Type: agentv1.PipelineEvent_SUB_AGENT_COMPLETED}, opv1.PipelineEventType_SUB_AGENT_COMPLETED, nil},
+		{&agentv1.PipelineEvent{Type: agentv1.PipelineEvent_SUB_AGENT_FAILED}, opv1.PipelineEventType_SUB_AGENT_FAILED, nil},
+		{&agentv1.PipelineEvent{Type: agentv1.PipelineEvent_SUB_AGENT_CANCELLED}, opv1.PipelineEventType_SUB_AGENT_CANCELLED, nil},
+	} {
+		t.Run(tc.in.GetType().String(), func(t *testing.T) {
+			tc.in.TimeUnixMs = max(tc.in.TimeUnixMs, 7)
+			x := toOpenParallax(tc.in)
+			if x.GetEventType() != tc.want || x.GetTimestampUnixMs() != tc.in.TimeUnixMs || (tc.ok != nil && !tc.ok(x)) {
+				t.Errorf("%v → %v", tc.in, x)
+			}
+		})
+	}
+	if s := summary(strings.Repeat("é", 300)); len(s) > summaryLen+len("…") || !strings.HasSuffix(s, "é…") {
+		t.Errorf("summary cut mid-rune or too long: %q", s)
+	}
+}
+
+// TestOpenParallaxOffTheRecord: an OTR message from a seed client gets otr_blocked for a write,
+// and nothing is persisted.
+func TestOpenParallaxOffTheRecord(t *testing.T) {
+	f := newFixture(t)
+	client := opv1.NewClientServiceClient(f.conn)
+	tok, _ := f.eng.NewToken("{}")
+	seedAgent(t, f, tok, [][2]string{{"write_file", `{"path":"otr.txt","content":"x"}`}}, make(chan []*opv1.ToolDef, 1), make(chan *opv1.ToolResultDelivery, 1))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := client.SendMessage(ctx, &opv1.ClientMessageRequest{Content: "secret", Mode: opv1.SessionMode_OTR})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blocked *opv1.OTRBlocked
+	for {
+		ev, err := st.Recv()
+		if err != nil {
+			break
+		}
+		if ev.GetOtrBlocked() != nil {
+			blocked = ev.GetOtrBlocked()
+		}
+	}
+	if blocked.GetActionType() != opv1.ActionType_WRITE_FILE || blocked.GetReason() == "" {
+		t.Errorf("otr_blocked %v", blocked)
+	}
+	if _, err := os.Stat(filepath.Join(f.ws, "otr.txt")); err == nil {
+		t.Error("OTR write ran")
+	}
+	if ls, _ := client.ListSessions(ctx, &opv1.ListSessionsRequest{}); len(ls.GetSessions()) != 0 {
+		t.Errorf("OTR session persisted: %v", ls)
+	}
+}
