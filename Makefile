@@ -10,7 +10,7 @@ TEST_TIMEOUT ?= 25m
 FUZZTIME ?= 60s
 BENCHCOUNT ?= 5
 
-.PHONY: help deps build run test test-race bench bench-opa load chaos fuzz proto lint corpus deb analyze clean test-clients promtool-check
+.PHONY: help deps build run test test-race test-race-core bench bench-opa load chaos fuzz proto lint corpus deb analyze clean test-clients promtool-check test-browser
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -26,6 +26,13 @@ run: build ## serve the embedded default bundle on $(STATE_DIR)/shield.sock, met
 
 test: deps ## run every test
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+test-race-core: deps ## the decision path's concurrent packages under the race detector (CI runs this)
+	$(GO) test -count=1 -race -timeout $(TEST_TIMEOUT) ./shield/ ./shield/approval/ ./shield/server/ ./shield/shadow/ ./shield/proxy/... ./shield/judge/ ./audit/... ./policy/ ./policy/celrules/ ./policy/regoeval/ ./agent/...
+
+test-browser: deps ## the web console end to end in headless Chromium (Debian's chromium, chromedp)
+	@command -v chromium >/dev/null || deploy/dev/ensure-deps.sh chromium
+	$(GO) test -count=1 -tags browser -run '^TestConsole' -timeout 5m ./shield/server/
 
 test-race: deps ## run every test under the race detector (slower)
 	$(GO) test -count=1 -race -timeout 40m ./...

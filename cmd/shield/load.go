@@ -179,6 +179,10 @@ func runLoad(ctx context.Context, env *cmdEnv, args []string) error {
 		fmt.Fprintf(env.stdout, "first error: %v\n", r.first)
 		return exitError{code: 1}
 	}
+	if len(r.lat) == 0 && *inflight > 0 {
+		fmt.Fprintln(env.stdout, "no call completed within the duration")
+		return exitError{code: 1}
+	}
 	return nil
 }
 

@@ -40,7 +40,7 @@ func TestLoadOPA(t *testing.T) {
 		fmt.Fprint(w, `{"result":{"deny":[],"escalate":[],"allow":[]}}`)
 	}))
 	defer srv.Close()
-	code, out, errOut := runCmd(t, "", "load", "--opa", srv.URL, "--inflight", "4", "--duration", "150ms", "--unique", "--server-pid", fmt.Sprint(os.Getpid()))
+	code, out, errOut := runCmd(t, "", "load", "--opa", srv.URL, "--inflight", "4", "--duration", "1s", "--unique", "--server-pid", fmt.Sprint(os.Getpid()))
 	if code != 0 || posts.Load() == 0 || bad.Load() {
 		t.Fatalf("load --opa exited %d after %d posts (bad request %v):\n%s\n%s", code, posts.Load(), bad.Load(), out, errOut)
 	}
@@ -51,7 +51,7 @@ func TestLoadOPA(t *testing.T) {
 		http.Error(w, "no", http.StatusInternalServerError)
 	}))
 	defer failing.Close()
-	if code, out, _ := runCmd(t, "", "load", "--opa", failing.URL, "--inflight", "2", "--duration", "150ms"); code == 0 {
+	if code, out, _ := runCmd(t, "", "load", "--opa", failing.URL, "--inflight", "2", "--duration", "1s"); code == 0 {
 		t.Errorf("load against a failing OPA exited 0:\n%s", out)
 	}
 }

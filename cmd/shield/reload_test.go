@@ -15,7 +15,9 @@ import (
 // waitStatus polls GetStatus until ok returns true (bounded).
 func waitStatus(t *testing.T, c shieldv1.ShieldServiceClient, ok func(*shieldv1.GetStatusResponse) bool) *shieldv1.GetStatusResponse {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	// Generous: a reload compiles the bundle and runs its tests and labelled cases, which takes
+	// tens of seconds on a loaded 2-core machine. Not a timing assertion, a bound on a hang.
+	deadline := time.Now().Add(120 * time.Second)
 	for {
 		st, err := c.GetStatus(context.Background(), &shieldv1.GetStatusRequest{})
 		if err != nil {

@@ -64,4 +64,4 @@ $GO build -o bin/shield ./cmd/shield
 echo "test-clients: Claude Code ${claude:+$("$claude" --version 2>/dev/null)}; ${codex:+$("$codex" --version 2>/dev/null)}"
 set -o pipefail
 SHIELD_TEST_BIN=$PWD/bin/shield SHIELD_TEST_CLAUDE=$claude SHIELD_TEST_CODEX=$codex \
-  $GO test -count=1 -v -timeout 20m -run '^TestRealRuntimesWithHooks$' ./shield/proxy/hook/ 2>&1 | grep -v '^=== RUN'
+  $GO test -count=1 -v -timeout 20m -run '^TestRealRuntimes' ./shield/proxy/hook/ 2>&1 | grep -v '^=== RUN'

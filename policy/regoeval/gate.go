@@ -164,7 +164,7 @@ func analyzeGates(p *Parsed, files []string) (*GateInfo, map[string]map[int]*gat
 				info.Off = fmt.Sprintf("%s:%d: compiled and parsed rules differ", f, r.Location.Row)
 				return info, nil
 			}
-			cond, _ := a.body(r.Body, nil)
+			cond, _ := a.body(r.Body)
 			if gates[f] == nil {
 				gates[f] = map[int]*gate.Cond{}
 			}
@@ -252,7 +252,7 @@ type binding struct {
 }
 
 // body returns the condition of a body and whether it can fail with an error.
-func (a *analyzer) body(b ast.Body, _ map[ast.Var]binding) (*gate.Cond, bool) {
+func (a *analyzer) body(b ast.Body) (*gate.Cond, bool) {
 	env := map[ast.Var]binding{}
 	var conds []*gate.Cond
 	for _, x := range b {
@@ -289,17 +289,30 @@ func (a *analyzer) expr(x *ast.Expr, env map[ast.Var]binding) (*gate.Cond, bool)
 	return gate.And(conds...), mayErr
 }
 
-// termCond: a reference to a rule of package shield that succeeds implies one of its bodies did.
-// Comprehensions are not entered (they succeed empty).
+// termCond: a reference to a rule of package shield that is defined implies one of its bodies
+// succeeded — except a partial set referenced whole, which is always defined. Comprehensions are
+// not entered (they succeed empty).
 func (a *analyzer) termCond(t *ast.Term, env map[ast.Var]binding) *gate.Cond {
 	ref, ok := t.Value.(ast.Ref)
 	if !ok {
 		return nil
 	}
 	if name, ok := a.ruleName(ref); ok {
+		// A partial set is defined (maybe empty) whatever its bodies do: only a reference into
+		// it (an element) implies one of them succeeded. Other rules and functions are undefined
+		// when no body succeeds (a default makes the condition nil).
+		if a.partialSet(name) && len(ref) == 3 {
+			return nil
+		}
 		return a.rule(name).cond
 	}
 	return a.baseLookup(ref, env)
+}
+
+// partialSet reports whether the rules named name are partial sets (name contains x if …).
+func (a *analyzer) partialSet(name string) bool {
+	rs := a.rules[name]
+	return len(rs) > 0 && rs[0].Head.Key != nil && rs[0].Head.Value == nil
 }
 
 // baseLookup: data.<base object>[v] with v a command name: a name among the object's keys
@@ -392,7 +405,7 @@ func (a *analyzer) rule(name string) *ruleInfo {
 		}
 		defs++
 		for rr := r; rr != nil; rr = rr.Else {
-			c, me := a.body(rr.Body, nil)
+			c, me := a.body(rr.Body)
 			conds = append(conds, c)
 			if me || (rr.Head.Value != nil && a.termMayErr(rr.Head.Value)) || (rr.Head.Key != nil && a.termMayErr(rr.Head.Key)) {
 				ri.mayErr = true
@@ -405,8 +418,7 @@ func (a *analyzer) rule(name string) *ruleInfo {
 			}
 		}
 	}
-	rs := a.rules[name]
-	partialSet := len(rs) > 0 && rs[0].Head.Key != nil && rs[0].Head.Value == nil
+	partialSet := a.partialSet(name)
 	// A rule or function with a value other than true conflicts when it can produce two
 	// values: several definitions, or a body that binds its variables several ways.
 	if !partialSet && !allTrue && (defs > 1 || anyIter) {

@@ -79,6 +79,17 @@ deny contains "b" if {
 			gates: []string{"always", "class in [exec]"},
 		},
 		{
+			name: "a partial set referenced whole is always defined",
+			rego: gatePrelude + `helper contains 1 if input.class == "exec"
+deny contains "a" if count(helper) == 0
+deny contains "b" if helper
+deny contains "c" if {
+	some x in helper
+	x == 1
+}`,
+			gates: []string{"always", "always", "class in [exec]"},
+		},
+		{
 			name: "with turns gating off",
 			rego: gatePrelude + `deny contains "a" if input.class == "exec"
 escalate contains "b" if { "a" in deny with input.class as "exec" }`,

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shieldsec/shield/policies"
 	"github.com/shieldsec/shield/policy"
@@ -25,7 +26,10 @@ func defaultPipeline(tb testing.TB, cacheSize int) *shield.Pipeline {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	p, err := shield.New(shield.Config{CacheSize: cacheSize}, pol)
+	// These tests judge verdicts, not speed: a generous budget keeps a loaded machine (or the
+	// race detector) from turning a verdict into a fail-closed timeout. The timeout path has
+	// tests of its own in package shield.
+	p, err := shield.New(shield.Config{CacheSize: cacheSize, Timeout: 30 * time.Second}, pol)
 	if err != nil {
 		tb.Fatal(err)
 	}

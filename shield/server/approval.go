@@ -209,3 +209,28 @@ func (a *ApprovalService) AwaitDecision(ctx context.Context, req *shieldv1.Await
 	}
 	return approvalPreview(x), nil
 }
+
+// Revoke implements shieldv1.ApprovalServiceServer: withdraw an approval not yet used up.
+func (a *ApprovalService) Revoke(ctx context.Context, req *shieldv1.RevokeApprovalRequest) (*shieldv1.Approval, error) {
+	who := ""
+	if a.identity != nil {
+		who = a.identity(ctx)
+	}
+	if who == "" {
+		return nil, status.Error(codes.Unauthenticated, "revoking an approval needs an authenticated identity")
+	}
+	if req.GetId() == "" {
+		return nil, status.Error(codes.InvalidArgument, "id is required")
+	}
+	if len(req.GetComment()) > 4096 {
+		return nil, status.Error(codes.InvalidArgument, "comment longer than 4096 bytes")
+	}
+	x, err := a.s.Revoke(ctx, req.GetId(), req.GetComment(), who)
+	if errors.Is(err, approval.ErrNotGranted) {
+		return nil, status.Error(codes.FailedPrecondition, err.Error())
+	}
+	if err != nil {
+		return nil, approvalError(err)
+	}
+	return approvalPreview(x), nil
+}

@@ -126,6 +126,10 @@ func NewHTTP(o HTTPOptions) (*HTTP, error) {
 		if x.Pattern == "" || x.Handler == nil {
 			return nil, errors.New("http: an extra route needs a pattern and a handler")
 		}
+		// Fail closed: an extra route is authorised as a method; none would leave it open.
+		if x.Method == "" {
+			return nil, fmt.Errorf("http: extra route %q names no method to authorise it as", x.Pattern)
+		}
 		xh := x.Handler
 		rt := route{pattern: x.Pattern, method: x.Method, h: func(w http.ResponseWriter, r *http.Request) error {
 			xh.ServeHTTP(w, r)
@@ -546,7 +550,11 @@ func ServeHTTP(cfg HTTPConfig, o HTTPOptions, limits Limits, m *ConnMetrics) (st
 		return nil, err
 	}
 	limits = limits.WithDefaults()
+	if limits.MaxConnections <= 0 {
+		return nil, errors.New("http: limits.max_connections is unset: pass the limits Fit sized")
+	}
 	srv := h.Server(limits.IdleTimeout)
+	srv.HTTP2 = &http.HTTP2Config{MaxConcurrentStreams: limits.MaxStreamsPerConnection}
 	var lis []net.Listener
 	closeAll := func() {
 		for _, l := range lis {

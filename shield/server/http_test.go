@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -25,6 +26,8 @@ const (
 	tokHTTPApprover = "tok-http-approver-0123456789"
 	tokHTTPAuditor  = "tok-http-auditor-0123456789"
 	tokHTTPAdmin    = "tok-http-admin-0123456789"
+	// tokHTTPSec approves and audits (the console's usual user), without admin.
+	tokHTTPSec = "tok-http-secops-0123456789"
 )
 
 // effectNormalizer classifies every call as exec and reports the command's effect.
@@ -76,7 +79,7 @@ func newHTTPFixture(t testing.TB, tweak func(*HTTPOptions)) *httpFixture {
 	t.Helper()
 	dir := t.TempDir()
 	tokens := filepath.Join(dir, "tokens")
-	body := tokHTTPAgent + " agent agent-a\n" + tokHTTPApprover + " approver ops\n" + tokHTTPAuditor + " auditor sec\n" + tokHTTPAdmin + " admin root\n"
+	body := tokHTTPAgent + " agent agent-a\n" + tokHTTPApprover + " approver ops\n" + tokHTTPAuditor + " auditor sec\n" + tokHTTPAdmin + " admin root\n" + tokHTTPSec + " approver,auditor secops\n"
 	if err := os.WriteFile(tokens, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -465,6 +468,15 @@ func TestHTTPExtraRoutes(t *testing.T) {
 	}
 }
 
+func TestHTTPExtraRouteNeedsMethod(t *testing.T) {
+	auth, _ := NewAuth(AuthConfig{})
+	_, err := NewHTTP(HTTPOptions{Auth: auth, Shield: minimalShield(t), Routes: []HTTPRoute{{Pattern: "POST /v1/hooks/x",
+		Handler: http.NotFoundHandler()}}})
+	if err == nil {
+		t.Fatal("an extra route without a method was mounted (it would be open to everyone)")
+	}
+}
+
 func TestCheckHTTPListen(t *testing.T) {
 	for _, tc := range []struct {
 		addr string
@@ -484,5 +496,99 @@ func TestCheckHTTPListen(t *testing.T) {
 		if err := CheckHTTPListen(tc.addr, tc.cfg, tc.dev); (err == nil) != tc.ok {
 			t.Errorf("%s %+v dev=%v: %v, want ok=%v", tc.addr, tc.cfg, tc.dev, err, tc.ok)
 		}
+	}
+}
+
+// TestHTTPVerifyDetectsTampering: the verify endpoint fails, naming the record, once a stored
+// record is altered.
+func TestHTTPVerifyDetectsTampering(t *testing.T) {
+	f := newHTTPFixture(t, nil)
+	if code, b := f.do(t, "POST", "/v1/evaluate", tokHTTPAgent, httpEvalBody); code != 200 {
+		t.Fatalf("evaluate: %d %s", code, b)
+	}
+	if code, b := f.do(t, "POST", "/v1/audit/verify", tokHTTPAuditor, ""); code != 200 || decodeJSON(t, b)["ok"] != true {
+		t.Fatalf("verify before tampering: %d %s", code, b)
+	}
+	segs, _ := filepath.Glob(filepath.Join(f.log.Dir(), "*.jsonl"))
+	tampered := false
+	for _, s := range segs {
+		b, _ := os.ReadFile(s)
+		if i := bytes.Index(b, []byte(`"tool":"Bash"`)); i >= 0 {
+			copy(b[i:], `"tool":"Bish"`)
+			if err := os.WriteFile(s, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			tampered = true
+			break
+		}
+	}
+	if !tampered {
+		t.Fatalf("no decision record found in %v", segs)
+	}
+	code, b := f.do(t, "POST", "/v1/audit/verify", tokHTTPAuditor, "")
+	if code != 200 {
+		t.Fatalf("verify: %d %s", code, b)
+	}
+	res := decodeJSON(t, b)
+	if res["ok"] != false || !strings.Contains(res["error"].(string), "seq ") {
+		t.Fatalf("verify after tampering: %s, want a failure naming the record", b)
+	}
+	if code, b := f.do(t, "GET", "/v1/audit/verify", tokHTTPAgent, ""); code != http.StatusForbidden {
+		t.Errorf("agent reads verify status: %d %s, want 403", code, b)
+	}
+}
+
+// TestHTTPAuditTail: the tail stream sends the records from from_seq, then each new one.
+func TestHTTPAuditTail(t *testing.T) {
+	f := newHTTPFixture(t, nil)
+	if code, b := f.do(t, "POST", "/v1/evaluate", tokHTTPAgent, httpEvalBody); code != 200 {
+		t.Fatalf("evaluate: %d %s", code, b)
+	}
+	req, _ := http.NewRequest("GET", f.url+"/v1/audit/tail?from_seq=0", nil)
+	req.Header.Set("Authorization", "Bearer "+tokHTTPAuditor)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("tail: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	seen := make(chan []string, 1)
+	go func() {
+		var seqs []string
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				var rec struct {
+					Seq  string `json:"seq"`
+					Type string `json:"type"`
+				}
+				_ = json.Unmarshal([]byte(d), &rec)
+				seqs = append(seqs, rec.Seq+":"+rec.Type)
+				if rec.Type == "approval_resolved" {
+					break
+				}
+			}
+		}
+		seen <- seqs
+	}()
+	// A new record (a denial) after the stream opened arrives too.
+	_, b := f.do(t, "GET", "/v1/approvals", tokHTTPApprover, "")
+	id := decodeJSON(t, b)["approvals"].([]any)[0].(map[string]any)["id"].(string)
+	if code, b := f.do(t, "POST", "/v1/approvals/"+id+"/resolve", tokHTTPApprover, `{"approve": false}`); code != 200 {
+		t.Fatalf("deny: %d %s", code, b)
+	}
+	select {
+	case seqs := <-seen:
+		if len(seqs) < 4 || seqs[0] != "0:approval_requested" || !strings.HasSuffix(seqs[len(seqs)-1], ":approval_resolved") {
+			t.Fatalf("tail sent %v", seqs)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("tail did not send the new record")
+	}
+	if code, _ := f.do(t, "GET", "/v1/audit/tail?from_seq=x", tokHTTPAuditor, ""); code != 400 {
+		t.Errorf("bad from_seq: %d, want 400", code)
 	}
 }

@@ -12,23 +12,18 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
-
-	shieldv1 "github.com/shieldsec/shield/proto/shield/v1"
 )
 
 // httpOnlyMethods are routes with no gRPC method of their own, authorised under a service's
 // prefix in methodRoles (the reason is the comment).
 var httpOnlyMethods = map[string]string{
-	httpMethodRevoke:  "approver: withdraw a grant (approval.Service.Revoke)",
 	httpMethodEffects: "approver: the request's effects, for the console",
 	httpMethodVerify:  "auditor: the appliance verifies its trail",
 	httpMethodWhoAmI:  "any authenticated caller: the console's login",
 }
 
 // grpcOnlyMethods are proto methods the HTTP API does not serve, with the reason.
-var grpcOnlyMethods = map[string]string{
-	shieldv1.AuditService_Tail_FullMethodName: "a record stream: poll /v1/audit/records with page_token, or use gRPC",
-}
+var grpcOnlyMethods = map[string]string{}
 
 // TestHTTPRoutesMatchProto: every route stands for a method of the proto services (or an
 // HTTP-only one listed above), every proto method has a route (or is listed as gRPC-only), and

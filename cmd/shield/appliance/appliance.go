@@ -334,7 +334,7 @@ func (a *Appliance) listen() error {
 	// HTTP/JSON API and web console (config key http): the same adapters, auth and limits.
 	if len(a.cfg.HTTP.Listen) > 0 {
 		o := server.HTTPOptions{Auth: a.auth, Shield: a.svc, Shedder: a.shed, MaxArgumentBytes: a.cfg.Pipeline.MaxArgumentBytes,
-			StreamSendTimeout: a.limits.StreamSendTimeout, Log: a.log, AuditLog: a.audit.Log()}
+			StreamSendTimeout: a.limits.StreamSendTimeout, Log: a.log, AuditLog: a.audit.Log(), Routes: a.hookRoutes()}
 		if a.approvals != nil {
 			o.Approvals, o.ApprovalStore = a.aprSvc, a.approvals
 		}

@@ -552,6 +552,58 @@ func (*WatchApprovalsRequest) Descriptor() ([]byte, []int) {
 	return file_shield_v1_approval_proto_rawDescGZIP(), []int{5}
 }
 
+type RevokeApprovalRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Comment       string                 `protobuf:"bytes,2,opt,name=comment,proto3" json:"comment,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokeApprovalRequest) Reset() {
+	*x = RevokeApprovalRequest{}
+	mi := &file_shield_v1_approval_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeApprovalRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeApprovalRequest) ProtoMessage() {}
+
+func (x *RevokeApprovalRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_shield_v1_approval_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeApprovalRequest.ProtoReflect.Descriptor instead.
+func (*RevokeApprovalRequest) Descriptor() ([]byte, []int) {
+	return file_shield_v1_approval_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *RevokeApprovalRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *RevokeApprovalRequest) GetComment() string {
+	if x != nil {
+		return x.Comment
+	}
+	return ""
+}
+
 type AwaitDecisionRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -561,7 +613,7 @@ type AwaitDecisionRequest struct {
 
 func (x *AwaitDecisionRequest) Reset() {
 	*x = AwaitDecisionRequest{}
-	mi := &file_shield_v1_approval_proto_msgTypes[6]
+	mi := &file_shield_v1_approval_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -573,7 +625,7 @@ func (x *AwaitDecisionRequest) String() string {
 func (*AwaitDecisionRequest) ProtoMessage() {}
 
 func (x *AwaitDecisionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shield_v1_approval_proto_msgTypes[6]
+	mi := &file_shield_v1_approval_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -586,7 +638,7 @@ func (x *AwaitDecisionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AwaitDecisionRequest.ProtoReflect.Descriptor instead.
 func (*AwaitDecisionRequest) Descriptor() ([]byte, []int) {
-	return file_shield_v1_approval_proto_rawDescGZIP(), []int{6}
+	return file_shield_v1_approval_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *AwaitDecisionRequest) GetId() string {
@@ -652,15 +704,19 @@ const file_shield_v1_approval_proto_rawDesc = "" +
 	"\aapprove\x18\x02 \x01(\bR\aapprove\x12\x18\n" +
 	"\acomment\x18\x03 \x01(\tR\acomment\x12#\n" +
 	"\rgrant_seconds\x18\x04 \x01(\x03R\fgrantSeconds\"\x17\n" +
-	"\x15WatchApprovalsRequest\"&\n" +
+	"\x15WatchApprovalsRequest\"A\n" +
+	"\x15RevokeApprovalRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
+	"\acomment\x18\x02 \x01(\tR\acomment\"&\n" +
 	"\x14AwaitDecisionRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id2\xf8\x02\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id2\xb9\x03\n" +
 	"\x0fApprovalService\x12^\n" +
 	"\vListPending\x12&.shield.v1.ListPendingApprovalsRequest\x1a'.shield.v1.ListPendingApprovalsResponse\x129\n" +
 	"\x03Get\x12\x1d.shield.v1.GetApprovalRequest\x1a\x13.shield.v1.Approval\x12A\n" +
 	"\aResolve\x12!.shield.v1.ResolveApprovalRequest\x1a\x13.shield.v1.Approval\x12@\n" +
 	"\x05Watch\x12 .shield.v1.WatchApprovalsRequest\x1a\x13.shield.v1.Approval0\x01\x12E\n" +
-	"\rAwaitDecision\x12\x1f.shield.v1.AwaitDecisionRequest\x1a\x13.shield.v1.ApprovalB6Z4github.com/shieldsec/shield/proto/shield/v1;shieldv1b\x06proto3"
+	"\rAwaitDecision\x12\x1f.shield.v1.AwaitDecisionRequest\x1a\x13.shield.v1.Approval\x12?\n" +
+	"\x06Revoke\x12 .shield.v1.RevokeApprovalRequest\x1a\x13.shield.v1.ApprovalB6Z4github.com/shieldsec/shield/proto/shield/v1;shieldv1b\x06proto3"
 
 var (
 	file_shield_v1_approval_proto_rawDescOnce sync.Once
@@ -674,7 +730,7 @@ func file_shield_v1_approval_proto_rawDescGZIP() []byte {
 	return file_shield_v1_approval_proto_rawDescData
 }
 
-var file_shield_v1_approval_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_shield_v1_approval_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_shield_v1_approval_proto_goTypes = []any{
 	(*Approval)(nil),                     // 0: shield.v1.Approval
 	(*ListPendingApprovalsRequest)(nil),  // 1: shield.v1.ListPendingApprovalsRequest
@@ -682,29 +738,32 @@ var file_shield_v1_approval_proto_goTypes = []any{
 	(*GetApprovalRequest)(nil),           // 3: shield.v1.GetApprovalRequest
 	(*ResolveApprovalRequest)(nil),       // 4: shield.v1.ResolveApprovalRequest
 	(*WatchApprovalsRequest)(nil),        // 5: shield.v1.WatchApprovalsRequest
-	(*AwaitDecisionRequest)(nil),         // 6: shield.v1.AwaitDecisionRequest
-	nil,                                  // 7: shield.v1.Approval.LabelsEntry
-	(*timestamppb.Timestamp)(nil),        // 8: google.protobuf.Timestamp
+	(*RevokeApprovalRequest)(nil),        // 6: shield.v1.RevokeApprovalRequest
+	(*AwaitDecisionRequest)(nil),         // 7: shield.v1.AwaitDecisionRequest
+	nil,                                  // 8: shield.v1.Approval.LabelsEntry
+	(*timestamppb.Timestamp)(nil),        // 9: google.protobuf.Timestamp
 }
 var file_shield_v1_approval_proto_depIdxs = []int32{
-	8,  // 0: shield.v1.Approval.created:type_name -> google.protobuf.Timestamp
-	8,  // 1: shield.v1.Approval.expires:type_name -> google.protobuf.Timestamp
-	8,  // 2: shield.v1.Approval.resolved_at:type_name -> google.protobuf.Timestamp
-	8,  // 3: shield.v1.Approval.grant_until:type_name -> google.protobuf.Timestamp
-	7,  // 4: shield.v1.Approval.labels:type_name -> shield.v1.Approval.LabelsEntry
+	9,  // 0: shield.v1.Approval.created:type_name -> google.protobuf.Timestamp
+	9,  // 1: shield.v1.Approval.expires:type_name -> google.protobuf.Timestamp
+	9,  // 2: shield.v1.Approval.resolved_at:type_name -> google.protobuf.Timestamp
+	9,  // 3: shield.v1.Approval.grant_until:type_name -> google.protobuf.Timestamp
+	8,  // 4: shield.v1.Approval.labels:type_name -> shield.v1.Approval.LabelsEntry
 	0,  // 5: shield.v1.ListPendingApprovalsResponse.approvals:type_name -> shield.v1.Approval
 	1,  // 6: shield.v1.ApprovalService.ListPending:input_type -> shield.v1.ListPendingApprovalsRequest
 	3,  // 7: shield.v1.ApprovalService.Get:input_type -> shield.v1.GetApprovalRequest
 	4,  // 8: shield.v1.ApprovalService.Resolve:input_type -> shield.v1.ResolveApprovalRequest
 	5,  // 9: shield.v1.ApprovalService.Watch:input_type -> shield.v1.WatchApprovalsRequest
-	6,  // 10: shield.v1.ApprovalService.AwaitDecision:input_type -> shield.v1.AwaitDecisionRequest
-	2,  // 11: shield.v1.ApprovalService.ListPending:output_type -> shield.v1.ListPendingApprovalsResponse
-	0,  // 12: shield.v1.ApprovalService.Get:output_type -> shield.v1.Approval
-	0,  // 13: shield.v1.ApprovalService.Resolve:output_type -> shield.v1.Approval
-	0,  // 14: shield.v1.ApprovalService.Watch:output_type -> shield.v1.Approval
-	0,  // 15: shield.v1.ApprovalService.AwaitDecision:output_type -> shield.v1.Approval
-	11, // [11:16] is the sub-list for method output_type
-	6,  // [6:11] is the sub-list for method input_type
+	7,  // 10: shield.v1.ApprovalService.AwaitDecision:input_type -> shield.v1.AwaitDecisionRequest
+	6,  // 11: shield.v1.ApprovalService.Revoke:input_type -> shield.v1.RevokeApprovalRequest
+	2,  // 12: shield.v1.ApprovalService.ListPending:output_type -> shield.v1.ListPendingApprovalsResponse
+	0,  // 13: shield.v1.ApprovalService.Get:output_type -> shield.v1.Approval
+	0,  // 14: shield.v1.ApprovalService.Resolve:output_type -> shield.v1.Approval
+	0,  // 15: shield.v1.ApprovalService.Watch:output_type -> shield.v1.Approval
+	0,  // 16: shield.v1.ApprovalService.AwaitDecision:output_type -> shield.v1.Approval
+	0,  // 17: shield.v1.ApprovalService.Revoke:output_type -> shield.v1.Approval
+	12, // [12:18] is the sub-list for method output_type
+	6,  // [6:12] is the sub-list for method input_type
 	6,  // [6:6] is the sub-list for extension type_name
 	6,  // [6:6] is the sub-list for extension extendee
 	0,  // [0:6] is the sub-list for field type_name
@@ -721,7 +780,7 @@ func file_shield_v1_approval_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_shield_v1_approval_proto_rawDesc), len(file_shield_v1_approval_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   8,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -26,6 +26,7 @@ const (
 	ApprovalService_Resolve_FullMethodName       = "/shield.v1.ApprovalService/Resolve"
 	ApprovalService_Watch_FullMethodName         = "/shield.v1.ApprovalService/Watch"
 	ApprovalService_AwaitDecision_FullMethodName = "/shield.v1.ApprovalService/AwaitDecision"
+	ApprovalService_Revoke_FullMethodName        = "/shield.v1.ApprovalService/Revoke"
 )
 
 // ApprovalServiceClient is the client API for ApprovalService service.
@@ -48,6 +49,10 @@ type ApprovalServiceClient interface {
 	// out to denied), or when the call's deadline passes (DEADLINE_EXCEEDED). Only the identity
 	// that asked and approvers may wait on a request; for anyone else it is NOT_FOUND.
 	AwaitDecision(ctx context.Context, in *AwaitDecisionRequest, opts ...grpc.CallOption) (*Approval, error)
+	// Revoke withdraws an approved request not yet used up (a single-use approval not consumed, or
+	// a scoped grant still running): the same call asks again. FAILED_PRECONDITION for a request
+	// that is not approved; the requester may not revoke its own request.
+	Revoke(ctx context.Context, in *RevokeApprovalRequest, opts ...grpc.CallOption) (*Approval, error)
 }
 
 type approvalServiceClient struct {
@@ -117,6 +122,16 @@ func (c *approvalServiceClient) AwaitDecision(ctx context.Context, in *AwaitDeci
 	return out, nil
 }
 
+func (c *approvalServiceClient) Revoke(ctx context.Context, in *RevokeApprovalRequest, opts ...grpc.CallOption) (*Approval, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Approval)
+	err := c.cc.Invoke(ctx, ApprovalService_Revoke_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ApprovalServiceServer is the server API for ApprovalService service.
 // All implementations must embed UnimplementedApprovalServiceServer
 // for forward compatibility.
@@ -137,6 +152,10 @@ type ApprovalServiceServer interface {
 	// out to denied), or when the call's deadline passes (DEADLINE_EXCEEDED). Only the identity
 	// that asked and approvers may wait on a request; for anyone else it is NOT_FOUND.
 	AwaitDecision(context.Context, *AwaitDecisionRequest) (*Approval, error)
+	// Revoke withdraws an approved request not yet used up (a single-use approval not consumed, or
+	// a scoped grant still running): the same call asks again. FAILED_PRECONDITION for a request
+	// that is not approved; the requester may not revoke its own request.
+	Revoke(context.Context, *RevokeApprovalRequest) (*Approval, error)
 	mustEmbedUnimplementedApprovalServiceServer()
 }
 
@@ -161,6 +180,9 @@ func (UnimplementedApprovalServiceServer) Watch(*WatchApprovalsRequest, grpc.Ser
 }
 func (UnimplementedApprovalServiceServer) AwaitDecision(context.Context, *AwaitDecisionRequest) (*Approval, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method AwaitDecision not implemented")
+}
+func (UnimplementedApprovalServiceServer) Revoke(context.Context, *RevokeApprovalRequest) (*Approval, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Revoke not implemented")
 }
 func (UnimplementedApprovalServiceServer) mustEmbedUnimplementedApprovalServiceServer() {}
 func (UnimplementedApprovalServiceServer) testEmbeddedByValue()                         {}
@@ -266,6 +288,24 @@ func _ApprovalService_AwaitDecision_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ApprovalService_Revoke_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RevokeApprovalRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ApprovalServiceServer).Revoke(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ApprovalService_Revoke_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ApprovalServiceServer).Revoke(ctx, req.(*RevokeApprovalRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ApprovalService_ServiceDesc is the grpc.ServiceDesc for ApprovalService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -288,6 +328,10 @@ var ApprovalService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "AwaitDecision",
 			Handler:    _ApprovalService_AwaitDecision_Handler,
+		},
+		{
+			MethodName: "Revoke",
+			Handler:    _ApprovalService_Revoke_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

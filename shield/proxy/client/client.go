@@ -72,13 +72,34 @@ type Options struct {
 	EvalTimeout time.Duration
 }
 
+// Evaluator is the one ShieldService method a client uses.
+type Evaluator interface {
+	Evaluate(ctx context.Context, in *shieldv1.EvaluateRequest, opts ...grpc.CallOption) (*shieldv1.EvaluateResponse, error)
+}
+
+// Awaiter is the one ApprovalService method a client uses.
+type Awaiter interface {
+	AwaitDecision(ctx context.Context, in *shieldv1.AwaitDecisionRequest, opts ...grpc.CallOption) (*shieldv1.Approval, error)
+}
+
 // Client asks a running appliance for decisions.
 type Client struct {
 	opts     Options
-	conn     *grpc.ClientConn
-	shield   shieldv1.ShieldServiceClient
-	approval shieldv1.ApprovalServiceClient
+	conn     *grpc.ClientConn // nil for a local client
+	shield   Evaluator
+	approval Awaiter
 	target   string
+}
+
+// NewLocal returns a client that decides through the given services in process (e.g. a hook
+// handler mounted on the appliance's own HTTP listener): every call carries the caller's
+// context, so the identity the listener authenticated is the one that asks and waits. approval
+// may be nil (no human tier): a held ESCALATE is then refused.
+func NewLocal(ev Evaluator, approval Awaiter, runtime string, evalTimeout time.Duration) *Client {
+	if evalTimeout <= 0 {
+		evalTimeout = 10 * time.Second
+	}
+	return &Client{opts: Options{Runtime: runtime, EvalTimeout: evalTimeout}, shield: ev, approval: approval, target: "in-process"}
 }
 
 type bearer struct{ token string }
@@ -121,7 +142,12 @@ func New(o Options) (*Client, error) {
 }
 
 // Close releases the connection.
-func (c *Client) Close() error { return c.conn.Close() }
+func (c *Client) Close() error {
+	if c.conn == nil {
+		return nil
+	}
+	return c.conn.Close()
+}
 
 // Target is the gRPC target the client dials (for messages).
 func (c *Client) Target() string { return c.target }
@@ -229,7 +255,7 @@ func (c *Client) Decide(ctx context.Context, call Call, hold bool) Decision {
 	if d.Verdict != Escalate || !hold {
 		return d
 	}
-	if d.ApprovalID == "" {
+	if d.ApprovalID == "" || c.approval == nil {
 		d.Verdict, d.Reason = Block, "escalated without an approval request (no human tier configured): "+d.Reason
 		return d
 	}

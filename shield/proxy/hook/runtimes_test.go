@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http/httptest"
 	"os"
@@ -128,7 +129,10 @@ func (a *appliance) approverConn() *grpc.ClientConn {
 
 // approveNext waits for a pending approval requested by the hook's identity and approves it as
 // the approver; it returns the approval id, or "" when ctx ends first.
-func (a *appliance) approveNext(ctx context.Context) (string, error) {
+func (a *appliance) approveNext(ctx context.Context) (string, error) { return a.resolveNext(ctx, true) }
+
+// resolveNext is approveNext approving or denying.
+func (a *appliance) resolveNext(ctx context.Context, approve bool) (string, error) {
 	conn := a.approverConn()
 	defer conn.Close()
 	ap := shieldv1.NewApprovalServiceClient(conn)
@@ -139,7 +143,7 @@ func (a *appliance) approveNext(ctx context.Context) (string, error) {
 		}
 		for _, p := range pend.GetApprovals() {
 			if p.GetCaller() == "token:runtime-hook" {
-				_, err := ap.Resolve(ctx, &shieldv1.ResolveApprovalRequest{Id: p.GetId(), Approve: true, Comment: "approved by the test's approver"})
+				_, err := ap.Resolve(ctx, &shieldv1.ResolveApprovalRequest{Id: p.GetId(), Approve: approve, Comment: "resolved by the test's approver"})
 				return p.GetId(), err
 			}
 		}
@@ -269,7 +273,7 @@ func TestRealRuntimesWithHooks(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 				defer cancel()
 				cmd := rc.run(ctx, rc.bin, cwork, env)
-				cmd.Dir, cmd.Env = cwork, env
+				cmd.Dir, cmd.Env, cmd.WaitDelay = cwork, env, 5*time.Second
 				out, _ := cmd.CombinedOutput()
 				if fileExists(filepath.Join(croot, "precious.txt")) {
 					t.Errorf("without the hook the destructive call did not run either: the test cannot tell what stopped it\n%s", tail(string(out)))
@@ -298,7 +302,7 @@ func TestRealRuntimesWithHooks(t *testing.T) {
 						}()
 					}
 					cmd := rc.run(ctx, rc.bin, work, env)
-					cmd.Dir, cmd.Env = work, env
+					cmd.Dir, cmd.Env, cmd.WaitDelay = work, env, 5*time.Second
 					var out bytes.Buffer
 					cmd.Stdout, cmd.Stderr = &out, &out
 					start := time.Now()
@@ -478,4 +482,113 @@ func tail(s string) string {
 		return "…" + s[len(s)-6000:]
 	}
 	return s
+}
+
+// MCP tools go through the same hooks: the call reaches the appliance as mcp__fs__write_file,
+// which the default bundle does not know, so it escalates; approved by the approver it runs (the
+// MCP server writes the file), denied it never reaches the server.
+func TestRealRuntimesMCPThroughHooks(t *testing.T) {
+	e := needRuntimes(t)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	type mcpCase struct {
+		rc     runtimeCase
+		step   func(path string) scripted.Step
+		config func(t *testing.T, root string, env []string) ([]string, []string) // env, extra args
+	}
+	cases := []mcpCase{
+		{
+			rc: claudeCase(e, false),
+			step: func(path string) scripted.Step {
+				return scripted.Call("mcp__fs__write_file", map[string]string{"path": path, "content": "via mcp"})
+			},
+			config: func(t *testing.T, root string, env []string) ([]string, []string) {
+				cfg := filepath.Join(root, "mcp.json")
+				b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"fs": map[string]any{"type": "stdio", "command": self,
+					"args": []string{}, "env": map[string]string{"SHIELD_TEST_MCP_SERVER": "1"}}}})
+				os.WriteFile(cfg, b, 0o600)
+				// MCP tools in the tool list itself, not behind ToolSearch: the scripted model calls them directly.
+				// The tool is pre-allowed like Bash: Claude's own rules would otherwise refuse it
+				// after Shield's silent ALLOW.
+				return append(env, "ENABLE_TOOL_SEARCH=false"), []string{"--mcp-config", cfg, "--allowedTools", "mcp__fs__write_file"}
+			},
+		},
+		{
+			rc: codexCase(e, false),
+			step: func(path string) scripted.Step {
+				b, _ := json.Marshal(map[string]string{"path": path, "content": "via mcp"})
+				return scripted.Step{Tool: "write_file", Namespace: "mcp__fs", Args: b}
+			},
+			config: func(t *testing.T, root string, env []string) ([]string, []string) {
+				home := filepath.Join(root, "codex-home", "config.toml")
+				f, err := os.OpenFile(home, os.O_RDWR, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				old, _ := io.ReadAll(f)
+				// The MCP server table goes after the top-level keys (a TOML table runs to the next header).
+				table := fmt.Sprintf("[mcp_servers.fs]\ncommand = %q\nargs = []\nenv = { SHIELD_TEST_MCP_SERVER = \"1\" }\n\n", self)
+				updated := strings.Replace(string(old), "[model_providers.scripted]", table+"[model_providers.scripted]", 1)
+				f.Truncate(0)
+				f.WriteAt([]byte(updated), 0)
+				return env, nil
+			},
+		},
+	}
+	for _, mc := range cases {
+		rc := mc.rc
+		t.Run(rc.name, func(t *testing.T) {
+			if rc.bin == "" {
+				t.Skipf("%s is not set (npm could not install the runtime)", rc.envName)
+			}
+			root := t.TempDir()
+			work := filepath.Join(root, "work")
+			os.MkdirAll(work, 0o755)
+			os.MkdirAll(filepath.Join(root, "home"), 0o755)
+			model, err := scripted.Start(nil, "done")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer model.Close()
+			a := startAppliance(t, e.shield, root, work)
+			env := append(os.Environ(), rc.setup(t, e, a, root, work, model.URL, true)...)
+			env = append(env, "HOME="+filepath.Join(root, "home"), "SHIELD_TEST_HOOK_TOKEN="+a.token)
+			env, extra := mc.config(t, root, env)
+			for _, approve := range []bool{true, false} {
+				name := map[bool]string{true: "approved MCP call runs", false: "denied MCP call never reaches the server"}[approve]
+				t.Run(name, func(t *testing.T) {
+					target := filepath.Join(work, fmt.Sprintf("mcp-%v.txt", approve))
+					model.SetScript([]scripted.Step{mc.step(target)}, "done")
+					model.Reset()
+					ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+					defer cancel()
+					resolved := make(chan string, 1)
+					go func() {
+						id, err := a.resolveNext(ctx, approve)
+						if err != nil {
+							t.Errorf("resolving: %v", err)
+						}
+						resolved <- id
+					}()
+					cmd := rc.run(ctx, rc.bin, work, env)
+					cmd.Args = append(cmd.Args, extra...)
+					cmd.Dir, cmd.Env, cmd.WaitDelay = work, env, 5*time.Second
+					out, _ := cmd.CombinedOutput()
+					if ctx.Err() != nil {
+						t.Fatalf("the runtime did not finish in time:\n%s", tail(string(out)))
+					}
+					if id := <-resolved; id == "" {
+						t.Fatalf("no approval was requested for the MCP call (results %q)\n%s", model.Results(), tail(string(out)))
+					}
+					if fileExists(target) != approve {
+						t.Errorf("%s exists: %v, want %v (results %q)\n%s", target, fileExists(target), approve, model.Results(), tail(string(out)))
+					}
+					t.Logf("the model was told: %q", model.Results())
+				})
+			}
+		})
+	}
 }

@@ -138,9 +138,12 @@ async function startStream() {
 }
 
 function onApproval(a) {
-  state.approvals.set(a.id, a);
+  const before = state.approvals.get(a.id);
+  state.approvals.set(a.id, Object.assign(before || {}, a));
   renderQueue();
-  if (state.selected === a.id) selectApproval(a.id);
+  // The open request is drawn again only when its state changed (not under the approver's cursor
+  // for every event).
+  if (state.selected === a.id && state.shownState !== a.state) selectApproval(a.id);
 }
 
 function renderQueue() {
@@ -188,6 +191,8 @@ async function selectApproval(id) {
     return;
   }
   state.approvals.set(a.id, Object.assign(state.approvals.get(a.id) || {}, a));
+  if (state.selected !== id) return; // another request was selected meanwhile
+  state.shownState = a.state;
   clear(box);
   box.append(
     el('h2', null, a.tool + ' ', el('span', { class: 'state-' + a.state }, a.state)),
