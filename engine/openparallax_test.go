@@ -196,7 +196,15 @@ func TestOpenParallaxClient(t *testing.T) {
 		t.Errorf("the approved write did not run: %v", err)
 	}
 
-	// An agent error ends the turn with a pipeline_error carrying the agent's code.
+	// An agent error ends the turn with a pipeline_error carrying the agent's code; a client
+	// watching that one session sees it too.
+	one, err := client.WatchSession(ctx, &opv1.WatchSessionRequest{SessionId: sid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := one.Header(); err != nil {
+		t.Fatal(err)
+	}
 	st, _ = client.SendMessage(ctx, &opv1.ClientMessageRequest{Content: "fail", SessionId: sid})
 	var perr *opv1.PipelineError
 	for {
@@ -212,7 +220,11 @@ func TestOpenParallaxClient(t *testing.T) {
 		t.Errorf("pipeline_error %v", perr)
 	}
 
-	// The watcher saw the same events of the session, in order (and possibly log entries).
+	if ev, err := one.Recv(); err != nil || ev.GetSessionId() != sid || ev.GetPipelineError().GetCode() != "LLM_CALL_FAILED" {
+		t.Errorf("session watcher: %v %v", ev, err)
+	}
+
+	// The watcher of every session saw the same events, in order (and possibly log entries).
 	var watched []*opv1.PipelineEvent
 	for len(watched) < len(evs) {
 		ev, err := wst.Recv()
