@@ -204,9 +204,13 @@ func (o *OpenParallax) Shutdown(ctx context.Context, _ *opv1.ShutdownRequest) (*
 
 // WatchSession streams the events of one session (every session, and log entries, when
 // session_id is empty) until the client leaves. A watcher that falls behind by more than 256
-// events is dropped with RESOURCE_EXHAUSTED; it never slows the turn it watches.
+// events is dropped with RESOURCE_EXHAUSTED; it never slows the turn it watches. At most 64
+// clients watch an engine at once.
 func (o *OpenParallax) WatchSession(req *opv1.WatchSessionRequest, out opv1.ClientService_WatchSessionServer) error {
 	w := o.e.watch.add(req.GetSessionId())
+	if w == nil {
+		return status.Errorf(codes.ResourceExhausted, "%d clients already watch this engine", maxWatchers)
+	}
 	defer o.e.watch.remove(w)
 	// Tell the client it is subscribed (headers), so it can send its message without a race.
 	if err := out.SendHeader(nil); err != nil {

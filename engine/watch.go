@@ -29,14 +29,21 @@ type watcher struct {
 	behind  chan struct{} // closed when the watcher fell too far behind and was dropped
 }
 
+// maxWatchers bounds the watchers of one engine.
+const maxWatchers = 64
+
+// add registers a watcher, or returns nil when maxWatchers already watch.
 func (w *watchers) add(session string) *watcher {
 	x := &watcher{session: session, ch: make(chan *opv1.PipelineEvent, watchQueue), behind: make(chan struct{})}
 	w.mu.Lock()
+	defer w.mu.Unlock()
 	if w.set == nil {
 		w.set = map[*watcher]struct{}{}
 	}
+	if len(w.set) >= maxWatchers {
+		return nil
+	}
 	w.set[x] = struct{}{}
-	w.mu.Unlock()
 	return x
 }
 

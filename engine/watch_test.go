@@ -41,6 +41,16 @@ func TestWatchers(t *testing.T) {
 	}
 	w.publish(&agentv1.PipelineEvent{Type: agentv1.PipelineEvent_LLM_TOKEN, SessionId: "s1"}) // no panic on a dropped watcher
 	w.remove(all)
+	var many []*watcher
+	for range maxWatchers {
+		many = append(many, w.add("s"))
+	}
+	if many[maxWatchers-1] == nil || w.add("s") != nil {
+		t.Errorf("watchers not bounded at %d", maxWatchers)
+	}
+	for _, x := range many {
+		w.remove(x)
+	}
 	if w.watching() {
 		t.Error("watching after every watcher left")
 	}
