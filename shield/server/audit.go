@@ -57,6 +57,8 @@ func auditStatus(err error) error {
 		return nil
 	case errors.As(err, &bad):
 		return status.Error(codes.InvalidArgument, bad.msg)
+	case errors.Is(err, audit.ErrBadFilter):
+		return status.Error(codes.InvalidArgument, err.Error())
 	case errors.Is(err, audit.ErrNotFound):
 		return status.Error(codes.NotFound, "no such audit record")
 	case errors.Is(err, context.Canceled):
@@ -82,6 +84,11 @@ func (s *AuditService) Query(ctx context.Context, req *shieldv1.QueryAuditReques
 	if err != nil {
 		return nil, auditStatus(err)
 	}
+	return s.runQuery(ctx, q)
+}
+
+// runQuery runs q, complete and validated, and returns one page.
+func (s *AuditService) runQuery(ctx context.Context, q audit.Query) (*shieldv1.QueryAuditResponse, error) {
 	res, err := s.log.Query(ctx, q)
 	if err != nil {
 		return nil, auditStatus(err)
@@ -98,11 +105,7 @@ func (s *AuditService) Query(ctx context.Context, req *shieldv1.QueryAuditReques
 
 func (s *AuditService) auditQuery(req *shieldv1.QueryAuditRequest) (audit.Query, error) {
 	q := audit.Query{SessionID: req.GetSessionId(), AgentID: req.GetAgentId(), Tool: req.GetTool(),
-		ActionClass: req.GetActionClass(), Decision: strings.ToUpper(req.GetDecision()), Rule: req.GetRule(),
-		Newest: req.GetNewestFirst(), Limit: int(req.GetPageSize())}
-	if q.Limit < 0 || q.Limit > auditMaxPage {
-		return q, auditBadRequest{fmt.Sprintf("page_size must be 0..%d", auditMaxPage)}
-	}
+		ActionClass: req.GetActionClass(), Decision: req.GetDecision(), Rule: req.GetRule()}
 	if req.Since != nil {
 		if err := req.Since.CheckValid(); err != nil {
 			return q, auditBadRequest{"since: " + err.Error()}
@@ -122,7 +125,19 @@ func (s *AuditService) auditQuery(req *shieldv1.QueryAuditRequest) (audit.Query,
 	for _, t := range req.GetTypes() {
 		q.Types = append(q.Types, audit.Type(t))
 	}
-	if tok := req.GetPageToken(); tok != "" {
+	if err := q.Validate(); err != nil {
+		return q, err
+	}
+	return s.pagedQuery(q, req.GetNewestFirst(), int(req.GetPageSize()), req.GetPageToken(), req.GetFilter())
+}
+
+// pagedQuery adds paging and the CEL filter to q, whose filter fields are validated.
+func (s *AuditService) pagedQuery(q audit.Query, newest bool, pageSize int, pageToken, filter string) (audit.Query, error) {
+	q.Newest, q.Limit = newest, pageSize
+	if q.Limit < 0 || q.Limit > auditMaxPage {
+		return q, auditBadRequest{fmt.Sprintf("page_size must be 0..%d", auditMaxPage)}
+	}
+	if tok := pageToken; tok != "" {
 		n, err := strconv.ParseUint(strings.TrimPrefix(tok, "s"), 10, 64)
 		if err != nil || !strings.HasPrefix(tok, "s") {
 			return q, auditBadRequest{"invalid page_token"}
@@ -133,7 +148,7 @@ func (s *AuditService) auditQuery(req *shieldv1.QueryAuditRequest) (audit.Query,
 			q.FromSeq = n
 		}
 	}
-	if f := req.GetFilter(); f != "" {
+	if f := filter; f != "" {
 		m, err := s.auditFilter(f)
 		if err != nil {
 			return q, err

@@ -364,7 +364,7 @@ func TestHTTPBadRequests(t *testing.T) {
 		{"form post", "POST", "/v1/evaluate", tokHTTPAgent, httpEvalBody, "application/x-www-form-urlencoded", 400, "Content-Type must be application/json"},
 		{"max_tier by agent", "POST", "/v1/evaluate", tokHTTPAgent, `{"call": {"tool": "Bash"}, "max_tier": 0}`, "", 403, "only the admin role"},
 		{"bad page size", "GET", "/v1/approvals?page_size=9999", tokHTTPApprover, "", "", 400, "page_size"},
-		{"bad decision filter", "GET", "/v1/audit/records?decision=maybe", tokHTTPAuditor, "", "", 400, "use ALLOW, BLOCK or ESCALATE"},
+		{"bad decision filter", "GET", "/v1/audit/records?decision=maybe", tokHTTPAuditor, "", "", 400, "want one of ALLOW, BLOCK, ESCALATE"},
 		{"bad since", "GET", "/v1/audit/records?since=yesterday", tokHTTPAuditor, "", "", 400, "RFC 3339"},
 		{"bad seq", "GET", "/v1/audit/records/x1", tokHTTPAuditor, "", "", 400, "sequence number"},
 		{"no record", "GET", "/v1/audit/records/99999", tokHTTPAuditor, "", "", 404, "no such audit record"},
