@@ -31,11 +31,6 @@ import (
 // MaxToolRounds bounds the tool calls of one response.
 const MaxToolRounds = 25
 
-// Recorder writes engine events (agent start, canary report) to the audit trail.
-type Recorder interface {
-	Record(ctx context.Context, typ string, payload any) error
-}
-
 // Config configures an Engine.
 type Config struct {
 	// Shield decides every call (required).
@@ -174,7 +169,7 @@ func (e *Engine) RunSession(stream agentv1.AgentService_RunSessionServer) error 
 	e.mu.Unlock()
 	ctx := stream.Context()
 	if !ok {
-		e.record(ctx, "agent_refused", map[string]any{"reason": "bad or missing token", "agent_id": ready.GetAgentId()})
+		e.record(ctx, EventAgentRefused, map[string]any{"reason": "bad or missing token", "agent_id": ready.GetAgentId()})
 		e.cfg.Log.Warn("agent refused: bad or missing token")
 		return status.Error(codes.PermissionDenied, "agent_ready with a valid token must come first")
 	}
@@ -182,7 +177,7 @@ func (e *Engine) RunSession(stream agentv1.AgentService_RunSessionServer) error 
 		return status.Error(codes.FailedPrecondition, "an agent is already connected")
 	}
 	if canary != "" && ready.GetSandboxCanaryJson() != canary {
-		e.record(ctx, "agent_refused", map[string]any{"reason": "canary report differs from the supervisor's", "agent_id": ready.GetAgentId()})
+		e.record(ctx, EventAgentRefused, map[string]any{"reason": "canary report differs from the supervisor's", "agent_id": ready.GetAgentId()})
 		return status.Error(codes.PermissionDenied, "canary report does not match the supervisor's")
 	}
 	a := &agentConn{id: ready.GetAgentId(), stream: stream, events: make(chan *agentv1.AgentEvent, 64), done: make(chan struct{}),
@@ -192,7 +187,7 @@ func (e *Engine) RunSession(stream agentv1.AgentService_RunSessionServer) error 
 	close(e.agentCh)
 	e.agentCh = make(chan struct{})
 	e.mu.Unlock()
-	e.record(ctx, "agent_ready", map[string]any{"agent_id": a.id})
+	e.record(ctx, EventAgentReady, map[string]any{"agent_id": a.id})
 	e.cfg.Log.Info("agent connected", "agent_id", a.id)
 	defer func() {
 		e.mu.Lock()
@@ -209,7 +204,7 @@ func (e *Engine) RunSession(stream agentv1.AgentService_RunSessionServer) error 
 	case <-pumped:
 		return nil
 	case <-a.abort:
-		e.record(ctx, "agent_dropped", map[string]any{"agent_id": a.id, "reason": "did not finish a cancelled turn"})
+		e.record(ctx, EventAgentDropped, map[string]any{"agent_id": a.id, "reason": "did not finish a cancelled turn"})
 		return status.Error(codes.Aborted, "the engine dropped the agent: it did not finish a cancelled turn")
 	}
 }
@@ -229,12 +224,12 @@ func (a *agentConn) pump(ctx context.Context) {
 	}
 }
 
-func (e *Engine) record(ctx context.Context, typ string, payload any) {
+func (e *Engine) record(ctx context.Context, ev Event, payload any) {
 	if e.cfg.Recorder == nil {
 		return
 	}
-	if err := e.cfg.Recorder.Record(ctx, typ, payload); err != nil {
-		e.cfg.Log.Error("audit record failed", "type", typ, "error", err.Error())
+	if err := e.cfg.Recorder.Record(ctx, ev, payload); err != nil {
+		e.cfg.Log.Error("audit record failed", "event", ev.Name(), "error", err.Error())
 	}
 }
 

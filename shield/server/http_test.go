@@ -56,12 +56,8 @@ func (r logRecorder) RecordDecision(ctx context.Context, rec *shield.DecisionRec
 
 type approvalLogRecorder struct{ l *audit.Log }
 
-func (r approvalLogRecorder) Record(ctx context.Context, typ string, payload any) error {
-	t := audit.TypeApprovalResolved
-	if typ == "approval_requested" {
-		t = audit.TypeApprovalRequested
-	}
-	_, err := r.l.Append(ctx, t, payload)
+func (r approvalLogRecorder) Record(ctx context.Context, ev approval.Event, payload *approval.Approval) error {
+	_, err := r.l.Append(ctx, ev.Type(), payload)
 	return err
 }
 

@@ -22,6 +22,7 @@ import (
 	"google.golang.org/grpc/reflection"
 
 	"github.com/shieldsec/shield/audit"
+	"github.com/shieldsec/shield/engine"
 	"github.com/shieldsec/shield/policy"
 	shieldv1 "github.com/shieldsec/shield/proto/shield/v1"
 	"github.com/shieldsec/shield/shield"
@@ -166,8 +167,8 @@ func (a *Appliance) accept(b *policy.Bundle) error {
 	if err != nil {
 		return err
 	}
-	recordEvent(context.Background(), a.audit, a.log, audit.TypeBundleActivated, map[string]any{
-		"bundle_revision": pol.Revision, "bundle_digest": pol.Digest, "rules": pol.RuleCounts})
+	recordEvent(context.Background(), a.audit, a.log, audit.TypeBundleActivated, audit.BundleActivated{
+		BundleRevision: pol.Revision, BundleDigest: pol.Digest, Rules: pol.RuleCounts})
 	return nil
 }
 
@@ -207,8 +208,8 @@ func New(ctx context.Context, cfg *Config, log *slog.Logger) (_ *Appliance, err 
 	}
 	reg.MustRegister(AuditCollectors(a.audit)...)
 	pol := p.policy
-	recordEvent(ctx, a.audit, log, audit.TypeServiceStart, map[string]any{"version": Version, "pid": os.Getpid(),
-		"bundle_revision": pol.Revision, "bundle_digest": pol.Digest, "rules": pol.RuleCounts})
+	recordEvent(ctx, a.audit, log, audit.TypeServiceStart, audit.ServiceStart{Version: Version, PID: os.Getpid(),
+		BundleRevision: pol.Revision, BundleDigest: pol.Digest, Rules: pol.RuleCounts})
 	if a.stopAnchor, err = startAnchoring(ctx, cfg, a.audit, log); err != nil {
 		a.stopAnchor = func() {}
 		return nil, fmt.Errorf("rekor anchoring: %w", err)
@@ -435,8 +436,8 @@ func (a *Appliance) Run(ctx context.Context) error {
 			}
 			// The appliance keeps deciding for every other engine and runtime.
 			log.Error("hosted engine stopped for good; the appliance keeps serving", "workspace", e.Workspace(), "error", err.Error())
-			recordEvent(context.WithoutCancel(gctx), a.audit, log, audit.TypeAgentEvent, map[string]any{"event": "engine_stopped",
-				"detail": map[string]any{"workspace": e.Workspace(), "error": err.Error()}})
+			typ, payload := engine.EventEngineStopped.Record(map[string]any{"workspace": e.Workspace(), "error": err.Error()})
+			recordEvent(context.WithoutCancel(gctx), a.audit, log, typ, payload)
 			return nil
 		})
 	}
@@ -535,7 +536,7 @@ func (a *Appliance) Close() {
 			_ = a.approvals.Close()
 		}
 		if a.audit != nil {
-			recordEvent(context.Background(), a.audit, a.log, audit.TypeServiceStop, map[string]any{"version": Version, "pid": os.Getpid()})
+			recordEvent(context.Background(), a.audit, a.log, audit.TypeServiceStop, audit.ServiceStop{Version: Version, PID: os.Getpid()})
 			if err := a.audit.Close(); err != nil {
 				a.log.Error("close audit log", "error", err.Error())
 			}

@@ -7,6 +7,7 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/url"
@@ -71,15 +72,15 @@ func (e *Engine) Workspace() string { return e.cfg.Workspace }
 // engineRecorder writes engine events to the audit trail as their own record types.
 type engineRecorder struct{ l *audit.Log }
 
-func (r engineRecorder) Record(ctx context.Context, typ string, payload any) error {
+func (r engineRecorder) Record(ctx context.Context, ev engine.Event, detail any) error {
 	if r.l == nil {
 		return nil
 	}
-	if typ == string(audit.TypeSandboxCanaryResult) {
-		_, err := r.l.Append(ctx, audit.TypeSandboxCanaryResult, payload)
-		return err
+	if ev.Name() == "" {
+		return fmt.Errorf("engine event %d has no name", ev)
 	}
-	_, err := r.l.Append(ctx, audit.TypeAgentEvent, map[string]any{"event": typ, "detail": payload})
+	typ, payload := ev.Record(detail)
+	_, err := r.l.Append(ctx, typ, payload)
 	return err
 }
 
