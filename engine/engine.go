@@ -507,7 +507,7 @@ func (e *Engine) ResolveApproval(ctx context.Context, req *agentv1.ResolveApprov
 func (e *Engine) ListSessions(ctx context.Context, _ *agentv1.ListSessionsRequest) (*agentv1.ListSessionsResponse, error) {
 	infos, err := e.cfg.Sessions.List()
 	if err != nil {
-		return nil, status.Errorf(codes.Internal, "list sessions: %v", err)
+		return nil, fmt.Errorf("list sessions: %w", err) // INTERNAL, the detail logged (server.Status)
 	}
 	return &agentv1.ListSessionsResponse{Sessions: infos}, nil
 }

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 	"unicode/utf8"
@@ -54,27 +53,6 @@ func (a *ApprovalService) visible(ctx context.Context, x *approval.Approval) boo
 
 // errNotVisible is what a caller who may not see a request gets: the same as for no request.
 var errNotVisible = status.Error(codes.NotFound, approval.ErrNotFound.Error())
-
-// approvalError maps the service's errors to status codes.
-func approvalError(err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, approval.ErrNotFound):
-		return status.Error(codes.NotFound, err.Error())
-	case errors.Is(err, approval.ErrBadPageToken):
-		return status.Error(codes.InvalidArgument, err.Error())
-	case errors.Is(err, approval.ErrNotPending):
-		return status.Error(codes.FailedPrecondition, err.Error())
-	case errors.Is(err, approval.ErrSelfApproval), errors.Is(err, approval.ErrSameApprover):
-		return status.Error(codes.PermissionDenied, err.Error())
-	case errors.Is(err, context.DeadlineExceeded):
-		return status.Error(codes.DeadlineExceeded, "no decision yet")
-	case errors.Is(err, context.Canceled):
-		return status.Error(codes.Canceled, "cancelled")
-	}
-	return status.Error(codes.Internal, "approval store error")
-}
 
 // Bounds of list views: every response but Get carries at most previewBytes of arguments, and
 // a ListPending page holds about maxPageBytes (at least one request).
@@ -129,7 +107,7 @@ func (a *ApprovalService) ListPending(ctx context.Context, req *shieldv1.ListPen
 	}
 	as, next, err := a.s.ListPage(approval.ListOptions{PendingOnly: !req.GetIncludeResolved(), After: req.GetPageToken(), Limit: n})
 	if err != nil {
-		return nil, approvalError(err)
+		return nil, Status(err)
 	}
 	out := &shieldv1.ListPendingApprovalsResponse{}
 	size := 0
@@ -150,7 +128,7 @@ func (a *ApprovalService) ListPending(ctx context.Context, req *shieldv1.ListPen
 func (a *ApprovalService) Get(ctx context.Context, req *shieldv1.GetApprovalRequest) (*shieldv1.Approval, error) {
 	x, err := a.s.Get(req.GetId())
 	if err != nil {
-		return nil, approvalError(err)
+		return nil, Status(err)
 	}
 	if !a.visible(ctx, x) {
 		return nil, errNotVisible
@@ -182,14 +160,14 @@ func (a *ApprovalService) Resolve(ctx context.Context, req *shieldv1.ResolveAppr
 	}
 	x, err := a.s.ResolveGrant(ctx, req.GetId(), req.GetApprove(), req.GetComment(), who, time.Duration(g)*time.Second)
 	if err != nil {
-		return nil, approvalError(err)
+		return nil, Status(err)
 	}
 	return approvalPreview(x), nil
 }
 
 // Watch implements shieldv1.ApprovalServiceServer.
 func (a *ApprovalService) Watch(_ *shieldv1.WatchApprovalsRequest, st shieldv1.ApprovalService_WatchServer) error {
-	return approvalError(a.s.Watch(st.Context(), func(x *approval.Approval) error { return st.Send(approvalPreview(x)) }))
+	return Status(a.s.Watch(st.Context(), func(x *approval.Approval) error { return st.Send(approvalPreview(x)) }))
 }
 
 // AwaitDecision implements shieldv1.ApprovalServiceServer.
@@ -198,14 +176,14 @@ func (a *ApprovalService) AwaitDecision(ctx context.Context, req *shieldv1.Await
 	// (nor, by waiting, when it is decided).
 	x, err := a.s.Get(req.GetId())
 	if err != nil {
-		return nil, approvalError(err)
+		return nil, Status(err)
 	}
 	if !a.visible(ctx, x) {
 		return nil, errNotVisible
 	}
 	x, err = a.s.Await(ctx, req.GetId())
 	if err != nil {
-		return nil, approvalError(err)
+		return nil, Status(err)
 	}
 	return approvalPreview(x), nil
 }
@@ -226,11 +204,8 @@ func (a *ApprovalService) Revoke(ctx context.Context, req *shieldv1.RevokeApprov
 		return nil, status.Error(codes.InvalidArgument, "comment longer than 4096 bytes")
 	}
 	x, err := a.s.Revoke(ctx, req.GetId(), req.GetComment(), who)
-	if errors.Is(err, approval.ErrNotGranted) {
-		return nil, status.Error(codes.FailedPrecondition, err.Error())
-	}
 	if err != nil {
-		return nil, approvalError(err)
+		return nil, Status(err)
 	}
 	return approvalPreview(x), nil
 }

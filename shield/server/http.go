@@ -367,10 +367,8 @@ func writeError(w http.ResponseWriter, err error) {
 			st = status.Newf(codes.ResourceExhausted, "request body larger than %d bytes", mbe.Limit)
 			writeJSON(w, http.StatusRequestEntityTooLarge, httpError{Code: codeName(st.Code()), Message: st.Message()})
 			return
-		case errors.Is(err, context.Canceled):
-			st = status.New(codes.Canceled, "canceled")
 		default:
-			st = status.New(codes.Internal, "internal error")
+			st = status.Convert(Status(err))
 		}
 	}
 	writeJSON(w, httpStatusOf(st.Code()), httpError{Code: codeName(st.Code()), Message: st.Message()})

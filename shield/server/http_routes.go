@@ -260,7 +260,7 @@ type approvalEffects struct {
 func (h *HTTP) approvalEffects(w http.ResponseWriter, r *http.Request) error {
 	x, err := h.o.ApprovalStore.Get(r.PathValue("id"))
 	if err != nil {
-		return approvalError(err)
+		return Status(err)
 	}
 	args, err := normalize.DecodeArguments(x.Arguments, normalize.Limits{MaxBytes: h.o.MaxArgumentBytes})
 	if err != nil {
@@ -362,7 +362,7 @@ func (h *HTTP) auditQuery(a *AuditService) func(http.ResponseWriter, *http.Reque
 			ActionClass: v.Get("action_class"), Rule: v.Get("rule"), Decision: v.Get("decision"),
 			Tier: v.Get("tier"), Types: v["type"]}, time.Now())
 		if err != nil {
-			return auditStatus(err)
+			return Status(err)
 		}
 		n, err := queryInt(r, "page_size", 0, auditMaxPage)
 		if err != nil {
@@ -373,7 +373,7 @@ func (h *HTTP) auditQuery(a *AuditService) func(http.ResponseWriter, *http.Reque
 			return err
 		}
 		if q, err = a.pagedQuery(q, newest, int(n), v.Get("page_token"), v.Get("filter")); err != nil {
-			return auditStatus(err)
+			return Status(err)
 		}
 		resp, err := a.runQuery(r.Context(), q)
 		if err != nil {
@@ -506,12 +506,12 @@ func (h *HTTP) auditTail(w http.ResponseWriter, r *http.Request) error {
 				}
 				continue
 			}
-			_ = sse.send("event: error\ndata: " + strconv.Quote(status.Convert(auditStatus(err)).Message()) + "\n\n")
+			_ = sse.send("event: error\ndata: " + strconv.Quote(status.Convert(Status(err)).Message()) + "\n\n")
 			return nil
 		}
 		res, err := l.Query(ctx, audit.Query{FromSeq: next, Limit: auditTailPage})
 		if err != nil {
-			_ = sse.send("event: error\ndata: " + strconv.Quote(status.Convert(auditStatus(err)).Message()) + "\n\n")
+			_ = sse.send("event: error\ndata: " + strconv.Quote(status.Convert(Status(err)).Message()) + "\n\n")
 			return nil
 		}
 		for i, rec := range res.Records {

@@ -291,19 +291,16 @@ func New(ctx context.Context, cfg *Config, log *slog.Logger) (_ *Appliance, err 
 	return a, nil
 }
 
-// buildServer builds the one gRPC server. Interceptors: authenticate and authorise, shed what is
-// over a limit (Health never is), count evaluations, and recover a handler panic last.
+// buildServer builds the one gRPC server (server.NewGRPC). Interceptors: authenticate and
+// authorise, shed what is over a limit (Health never is), count evaluations; NewGRPC adds the
+// error mapper and panic recovery last.
 func (a *Appliance) buildServer(auth *server.Auth, m *shield.Metrics) error {
 	shed := server.NewShedder(a.limits, a.reg, a.log)
 	a.shed, a.auth = shed, auth
-	a.grpc = grpc.NewServer(append(a.limits.ServerOptions(),
-		grpc.Creds(auth.Credentials()),
-		grpc.MaxRecvMsgSize(maxRecvMsgSize(a.cfg)),
-		grpc.ForceServerCodecV2(server.Codec()), // invalid UTF-8 reaches Evaluate: INVALID_ARGUMENT, audited
-		grpc.InTapHandle(shed.TapHandle()),
-		grpc.ChainUnaryInterceptor(auth.UnaryInterceptor(), shed.UnaryInterceptor(), inFlightInterceptor(m), server.RecoverUnary(a.log)),
-		grpc.ChainStreamInterceptor(auth.StreamInterceptor(), shed.StreamInterceptor(), server.RecoverStream(a.log)),
-	)...)
+	a.grpc = server.NewGRPC(server.GRPCConfig{Log: a.log, Limits: a.limits, Creds: auth.Credentials(),
+		MaxRecvMsgSize: maxRecvMsgSize(a.cfg), Tap: shed.TapHandle(),
+		Unary:  []grpc.UnaryServerInterceptor{auth.UnaryInterceptor(), shed.UnaryInterceptor(), inFlightInterceptor(m)},
+		Stream: []grpc.StreamServerInterceptor{auth.StreamInterceptor(), shed.StreamInterceptor()}})
 	a.svc = server.NewShieldService(a.pipeline, a, Version)
 	a.svc.Identity = identity
 	shieldv1.RegisterShieldServiceServer(a.grpc, a.svc)

@@ -26,6 +26,7 @@ import (
 	"github.com/shieldsec/shield/engine"
 	"github.com/shieldsec/shield/engine/exec"
 	agentv1 "github.com/shieldsec/shield/proto/agent/v1"
+	"github.com/shieldsec/shield/shield/server"
 )
 
 // RegistryEntry is what a running engine writes so `shield chat` can find it.
@@ -132,11 +133,12 @@ func newEngine(ec EngineConfig, sh engine.Shield, stateDir string, protected []s
 		return nil, err
 	}
 	e.port = e.clientL.Addr().(*net.TCPAddr).Port
-	e.client = grpc.NewServer(grpc.UnaryInterceptor(tokenUnary(clientToken)), grpc.StreamInterceptor(tokenStream(clientToken)))
+	e.client = server.NewGRPC(server.GRPCConfig{Log: log, Unary: []grpc.UnaryServerInterceptor{tokenUnary(clientToken)},
+		Stream: []grpc.StreamServerInterceptor{tokenStream(clientToken)}})
 	agentv1.RegisterClientServiceServer(e.client, e.eng)
 	// AgentService: only on the socket pairs the supervisor hands to confined agents.
 	e.agentL = engine.NewConnListener()
-	e.agents = grpc.NewServer()
+	e.agents = server.NewGRPC(server.GRPCConfig{Log: log})
 	agentv1.RegisterAgentServiceServer(e.agents, e.eng)
 	agentv1.RegisterSubAgentServiceServer(e.agents, e.eng)
 	data, _ := json.Marshal(RegistryEntry{PID: os.Getpid(), Port: e.port, Workspace: ws, ClientToken: clientToken})
