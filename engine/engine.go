@@ -36,8 +36,8 @@ type Config struct {
 	// Shield decides every call (required).
 	Shield   Shield
 	Tools    *Tools
-	Sessions *Sessions
-	Recorder Recorder // nil: nothing recorded beyond the appliance's decisions
+	Sessions SessionStore // required
+	Recorder Recorder     // nil: nothing recorded beyond the appliance's decisions
 	// ApprovalTimeout bounds how long an escalated call is held for a human decision (reported
 	// to clients with each tier-3 request). Default 15 minutes.
 	ApprovalTimeout time.Duration
@@ -270,7 +270,7 @@ func (e *Engine) SendMessage(req *agentv1.SendMessageRequest, out agentv1.Client
 	if sid == "" {
 		sid = randomID()
 	} else if !otr {
-		h, err := e.cfg.Sessions.History(sid)
+		h, err := e.cfg.Sessions.History(ctx, sid)
 		if err != nil {
 			return status.Errorf(codes.NotFound, "session %s: %v", sid, err)
 		}
@@ -303,7 +303,7 @@ func (e *Engine) SendMessage(req *agentv1.SendMessageRequest, out agentv1.Client
 	}
 	if !otr {
 		msgs := []*agentv1.HistoryMessage{{Role: "user", Content: req.GetContent()}, {Role: "assistant", Content: reply}}
-		if err := e.cfg.Sessions.Append(sid, msgs...); err != nil {
+		if err := e.cfg.Sessions.Append(context.WithoutCancel(ctx), sid, msgs...); err != nil {
 			e.cfg.Log.Error("persist session", "session", sid, "error", err.Error())
 		}
 	}
@@ -505,7 +505,7 @@ func (e *Engine) ResolveApproval(ctx context.Context, req *agentv1.ResolveApprov
 
 // ListSessions lists persisted sessions.
 func (e *Engine) ListSessions(ctx context.Context, _ *agentv1.ListSessionsRequest) (*agentv1.ListSessionsResponse, error) {
-	infos, err := e.cfg.Sessions.List()
+	infos, err := e.cfg.Sessions.List(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err) // INTERNAL, the detail logged (server.Status)
 	}
@@ -514,7 +514,7 @@ func (e *Engine) ListSessions(ctx context.Context, _ *agentv1.ListSessionsReques
 
 // GetHistory returns a session's messages.
 func (e *Engine) GetHistory(ctx context.Context, req *agentv1.GetHistoryRequest) (*agentv1.GetHistoryResponse, error) {
-	h, err := e.cfg.Sessions.History(req.GetSessionId())
+	h, err := e.cfg.Sessions.History(ctx, req.GetSessionId())
 	if err != nil {
 		return nil, status.Errorf(codes.NotFound, "session %q: %v", req.GetSessionId(), err)
 	}

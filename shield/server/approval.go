@@ -15,10 +15,31 @@ import (
 	"github.com/shieldsec/shield/shield/approval"
 )
 
-// ApprovalService implements shieldv1.ApprovalServiceServer on an approval.Service.
+// ApprovalStore is what the approval API (gRPC and HTTP) needs of tier 3's store of requests and
+// grants. approval.Service, over a bbolt file, is the one implementation today; a fleet of
+// appliances sharing one store in a database implements the same methods. The store owns its
+// lifecycle (opened and closed by the composition root) and is safe for concurrent use.
+type ApprovalStore interface {
+	// Get returns request id, or an error wrapping approval.ErrNotFound.
+	Get(id string) (*approval.Approval, error)
+	// ListPage returns one page of requests, newest first, and the token of the next page.
+	ListPage(o approval.ListOptions) ([]*approval.Approval, string, error)
+	// ResolveGrant approves or denies pending request id as resolver (grant > 0: a scoped grant).
+	ResolveGrant(ctx context.Context, id string, approve bool, comment, resolver string, grant time.Duration) (*approval.Approval, error)
+	// Revoke ends an approved request or grant.
+	Revoke(ctx context.Context, id, comment, revoker string) (*approval.Approval, error)
+	// Await waits until request id is no longer pending or ctx ends.
+	Await(ctx context.Context, id string) (*approval.Approval, error)
+	// Watch calls fn with every request as it is created or changes, until ctx ends or fn fails.
+	Watch(ctx context.Context, fn func(*approval.Approval) error) error
+}
+
+var _ ApprovalStore = (*approval.Service)(nil)
+
+// ApprovalService implements shieldv1.ApprovalServiceServer on an ApprovalStore.
 type ApprovalService struct {
 	shieldv1.UnimplementedApprovalServiceServer
-	s *approval.Service
+	s ApprovalStore
 	// identity returns the authenticated caller of a request ("" when unknown).
 	identity func(context.Context) string
 	// roles returns the caller's roles (Roles: those the auth interceptor found).
@@ -29,7 +50,7 @@ var _ shieldv1.ApprovalServiceServer = (*ApprovalService)(nil)
 
 // NewApprovalService returns the adapter; identity names the resolver of Resolve calls and the
 // requester of Get and AwaitDecision calls.
-func NewApprovalService(s *approval.Service, identity func(context.Context) string) *ApprovalService {
+func NewApprovalService(s ApprovalStore, identity func(context.Context) string) *ApprovalService {
 	return &ApprovalService{s: s, identity: identity, roles: Roles}
 }
 
