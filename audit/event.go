@@ -40,3 +40,11 @@ type AgentEvent struct {
 	Event  string `json:"event"`
 	Detail any    `json:"detail"`
 }
+
+// Anchored is the payload of a TypeAnchored record: the checkpoint of Size records was anchored
+// in a transparency log (audit/rekor), at LogIndex, through its API version ("v1", "v2").
+type Anchored struct {
+	API      string `json:"api"`
+	Size     uint64 `json:"size"`
+	LogIndex int64  `json:"log_index"`
+}

@@ -36,6 +36,8 @@ func TestEventPayloadsByteIdentical(t *testing.T) {
 			v = &BundleActivated{}
 		case TypeAgentEvent:
 			v = &AgentEvent{}
+		case TypeAnchored:
+			v = &Anchored{}
 		default:
 			continue
 		}
@@ -56,7 +58,7 @@ func TestEventPayloadsByteIdentical(t *testing.T) {
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	for _, typ := range []Type{TypeServiceStart, TypeServiceStop, TypeBundleActivated, TypeAgentEvent} {
+	for _, typ := range []Type{TypeServiceStart, TypeServiceStop, TypeBundleActivated, TypeAgentEvent, TypeAnchored} {
 		if seen[typ] == 0 {
 			t.Errorf("testdata holds no %s record", typ)
 		}
@@ -80,6 +82,8 @@ func TestEventPayloadsAsWritten(t *testing.T) {
 			map[string]any{"bundle_revision": "r", "bundle_digest": "d", "rules": rules}},
 		{"agent_event", AgentEvent{Event: "agent_exited", Detail: map[string]any{"status": 0}},
 			map[string]any{"event": "agent_exited", "detail": map[string]any{"status": 0}}},
+		{"anchored", Anchored{API: "v2", Size: 1000, LogIndex: 123456789},
+			map[string]any{"api": "v2", "size": uint64(1000), "log_index": int64(123456789)}},
 		{"agent_event nil detail", AgentEvent{Event: "x"}, map[string]any{"event": "x", "detail": nil}},
 	}
 	for _, tc := range tests {
