@@ -134,7 +134,7 @@ func (o *OpenParallax) GetStatus(ctx context.Context, _ *opv1.StatusRequest) (*o
 	if a != nil {
 		resp.AgentName = a.id
 	}
-	if infos, err := o.e.cfg.Sessions.List(); err == nil {
+	if infos, err := o.e.cfg.Sessions.List(ctx); err == nil {
 		resp.SessionCount = int32(len(infos))
 	}
 	return resp, nil
@@ -149,7 +149,7 @@ func (o *OpenParallax) ListSessions(ctx context.Context, req *opv1.ListSessionsR
 	if req.GetLimit() < 0 || req.GetOffset() < 0 {
 		return nil, status.Error(codes.InvalidArgument, "limit and offset must not be negative")
 	}
-	infos, err := o.e.cfg.Sessions.List()
+	infos, err := o.e.cfg.Sessions.List(ctx)
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "list sessions: %v", err)
 	}
@@ -174,7 +174,7 @@ func (o *OpenParallax) GetHistory(ctx context.Context, req *opv1.GetHistoryReque
 	if req.GetLimit() < 0 {
 		return nil, status.Error(codes.InvalidArgument, "limit must not be negative")
 	}
-	h, err := o.e.cfg.Sessions.History(req.GetSessionId())
+	h, err := o.e.cfg.Sessions.History(ctx, req.GetSessionId())
 	if err != nil {
 		return nil, status.Errorf(codes.NotFound, "session %q: %v", req.GetSessionId(), err)
 	}
