@@ -207,31 +207,10 @@ func (r *redactor) prepare(d *Decision) (*Decision, error) {
 	return &out, nil
 }
 
-// canonicalDecision returns the RFC 8785 form of d, whose Arguments must already be canonical.
-// encoding/json writes the struct's members in declaration order (sorted), numbers as ES6 does,
-// and, without HTML escaping, strings as RFC 8785 does except for U+2028 and U+2029, which it
-// escapes, and invalid UTF-8; such payloads go through the general canonicalizer.
+// canonicalDecision returns the RFC 8785 form of d, whose Arguments must already be canonical
+// (decision_encode.go).
 func canonicalDecision(d *Decision) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(d); err != nil {
-		return nil, fmt.Errorf("marshal decision: %w", err)
-	}
-	out := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-	// encoding/json writes \u escapes other than for control characters (\u00xx) for U+2028,
-	// U+2029 and invalid UTF-8 (\ufffd); RFC 8785 writes those characters literally.
-	for i := 0; ; {
-		j := bytes.Index(out[i:], []byte(`\u`))
-		if j < 0 {
-			break
-		}
-		i += j + 2
-		if !bytes.HasPrefix(out[i:], []byte("00")) {
-			return jcs.Transform(out)
-		}
-	}
-	return out, nil
+	return appendDecision(make([]byte, 0, 384+len(d.Arguments)+len(d.Reason)+len(d.Error)), d)
 }
 
 // mayMatch is a conservative prefilter over the whole canonical arguments text: false only when
