@@ -173,3 +173,80 @@ func BenchmarkEncodeDecision(b *testing.B) {
 		})
 	}
 }
+
+// referenceContainsFold is the per-literal search the redaction prefilter used before foldSet.
+func referenceContainsFold(s, sub string) bool {
+	n := len(sub)
+	for i := 0; i+n <= len(s); i++ {
+		c := s[i]
+		if c|0x20 != sub[0] && c != sub[0] {
+			continue
+		}
+		j := 1
+		for ; j < n; j++ {
+			c := s[i+j]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != sub[j] {
+				break
+			}
+		}
+		if j == n {
+			return true
+		}
+	}
+	return false
+}
+
+func referenceAny(s string, lits []string) bool {
+	for _, l := range lits {
+		if referenceContainsFold(s, l) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestFoldSetDifferential: the one-pass trigger search answers as the per-literal one did, on
+// random strings built from the triggers, their case variants and random bytes.
+func TestFoldSetDifferential(t *testing.T) {
+	r := rand.New(rand.NewSource(14))
+	all := append(append([]string(nil), defaultTriggers...), defaultKeyTriggers...)
+	hits := 0
+	for i := 0; i < 50000; i++ {
+		var b []byte
+		for n := r.Intn(5); n >= 0; n-- {
+			switch r.Intn(3) {
+			case 0:
+				l := []byte(all[r.Intn(len(all))])
+				for k := range l {
+					if r.Intn(2) == 0 && l[k] >= 'a' && l[k] <= 'z' {
+						l[k] -= 'a' - 'A'
+					}
+					if r.Intn(20) == 0 {
+						l[k] ^= 0x20
+					}
+				}
+				b = append(b, l[:r.Intn(len(l)+1)]...)
+			default:
+				b = append(b, byte(r.Intn(256)))
+			}
+		}
+		s := string(b)
+		want := referenceAny(s, defaultTriggers)
+		if got := hasTrigger(s); got != want {
+			t.Fatalf("hasTrigger(%q) = %v, reference %v", s, got, want)
+		}
+		want2 := referenceAny(s, all)
+		if got := mayMatchSet.contains(s); got != want2 {
+			t.Fatalf("mayMatch(%q) = %v, reference %v", s, got, want2)
+		}
+		if want2 {
+			hits++
+		}
+	}
+	if hits < 1000 || hits > 49000 {
+		t.Fatalf("weak test: %d of 50 000 strings contain a trigger", hits)
+	}
+}

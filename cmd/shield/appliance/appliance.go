@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -300,6 +301,12 @@ func (a *Appliance) buildServer(auth *server.Auth, m *shield.Metrics) error {
 		grpc.MaxRecvMsgSize(maxRecvMsgSize(a.cfg)),
 		grpc.ForceServerCodecV2(server.Codec()), // invalid UTF-8 reaches Evaluate: INVALID_ARGUMENT, audited
 		grpc.InTapHandle(shed.TapHandle()),
+		// A fixed pool of stream workers (one per CPU) serves RPCs on goroutines whose stacks
+		// have already grown, instead of a fresh goroutine per RPC (10–14 % of server CPU went to
+		// stack growth); when every worker is busy gRPC starts a goroutine as before. Write
+		// buffers are shared between connections instead of 32 KiB per connection.
+		grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))),
+		grpc.SharedWriteBuffer(true),
 		grpc.ChainUnaryInterceptor(auth.UnaryInterceptor(), shed.UnaryInterceptor(), inFlightInterceptor(m), server.RecoverUnary(a.log)),
 		grpc.ChainStreamInterceptor(auth.StreamInterceptor(), shed.StreamInterceptor(), server.RecoverStream(a.log)),
 	)...)
