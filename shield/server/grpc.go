@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"runtime"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -44,7 +45,12 @@ func NewGRPC(c GRPCConfig) *grpc.Server {
 	if log == nil {
 		log = slog.Default()
 	}
-	opts := append(c.Limits.ServerOptions(), grpc.ForceServerCodecV2(Codec()))
+	// A fixed pool of stream workers (one per CPU) serves RPCs on goroutines whose stacks have
+	// already grown, instead of a fresh goroutine per RPC (10–14 % of server CPU went to stack
+	// growth); when every worker is busy gRPC starts a goroutine as before. Write buffers are
+	// shared between connections instead of 32 KiB per connection.
+	opts := append(c.Limits.ServerOptions(), grpc.ForceServerCodecV2(Codec()),
+		grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))), grpc.SharedWriteBuffer(true))
 	if c.Creds != nil {
 		opts = append(opts, grpc.Creds(c.Creds))
 	}
