@@ -762,7 +762,9 @@ func (w *walker) emit(f frame, ws words, raw string, redirs []Redirect, env []st
 		replaced = w.expand(f, ws, raw, pipe, idx, stdin)
 	}
 	if !replaced {
+		before := len(w.s.act.Effects)
 		w.commandEffects(f, &c, ws, pipe, idx, stdin)
+		w.requestSecrets(before, c.Name, raw)
 		w.recordWritten(&c, stdin) // sessions.go
 	}
 	x.roots = prevRoots

@@ -213,6 +213,22 @@ flows_into(e) if {
 reads_secret if {
 	some x in input.effects
 	x.kind == "secret"
+	x.detail != "request"
+}
+
+# A secret-named environment variable carried in a request (a header, the user agent, the URL):
+# inside when every host the call connects to is allowed egress (a token sent to the API it
+# authenticates); effects.secret-in-request judges the rest.
+inside(e) if {
+	e.kind == "secret"
+	e.detail == "request"
+	not connects_beyond_egress
+}
+
+connects_beyond_egress if {
+	some o in input.effects
+	o.kind == "connect"
+	not egress_allowed(o)
 }
 
 inside(e) if {
@@ -381,9 +397,20 @@ leaves_host(e) if e.kind in {"send", "push"}
 deny contains finding("effects.secret-egress", sprintf("a secret (%s) and data leaving the host (%s %s) in one call", [s.target, o.kind, o.target])) if {
 	some s in input.effects
 	s.kind == "secret"
-	s.detail != "session"
+	not s.detail in {"session", "request"}
 	some o in input.effects
 	leaves_host(o)
+}
+
+# A secret-named environment variable in any part of a request (header, user agent, form field,
+# URL, body) sent to a host outside the allowed egress: exfiltration whatever the argument.
+deny contains finding("effects.secret-in-request", sprintf("sends %s to %s, outside the allowed egress", [s.target, o.target])) if {
+	some s in input.effects
+	s.kind == "secret"
+	s.detail == "request"
+	some o in input.effects
+	o.kind == "connect"
+	not egress_allowed(o)
 }
 
 # Session context (shield/normalize/sessions.go): a secret read by an earlier allowed call of the
