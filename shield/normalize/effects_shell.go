@@ -806,6 +806,8 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 		if len(rest.argv) == 0 && !hasS {
 			s.addEffect(Effect{Kind: EffectSecret, Target: "env", Program: name, Detail: "env"})
 		}
+	case "db":
+		w.db(pa, name, args, stdin)
 	case "set":
 		if len(args.argv) == 0 {
 			s.addEffect(Effect{Kind: EffectSecret, Target: "set", Program: name, Detail: "env"})

@@ -1467,7 +1467,17 @@ func (w *walker) pipedScripts(f frame, starts []int) {
 	}
 	for i := 1; i < len(starts); i++ {
 		sh := first(i)
-		if sh == nil || !shells[sh.Name] {
+		if sh != nil && !shells[sh.Name] {
+			// echo 'DELETE FROM t;' | psql …: a database client reads statements from stdin.
+			if sp := w.s.n.opt.Commands.lookup(sh.Name); sp != nil && sp.handler == "db" {
+				if prev := first(i - 1); prev != nil && !prev.Dynamic && isEcho(prev.Name) {
+					args := words{argv: sh.Args, dyn: make([]bool, len(sh.Args))}
+					w.db(parseArgs(sp, sh.Name, args), sh.Name, args, echoText(prev))
+				}
+			}
+			continue
+		}
+		if sh == nil {
 			continue
 		}
 		if _, hasC, file := shellScript(sh.Args); hasC || file != "" {

@@ -404,6 +404,18 @@ deny contains finding("effects.secret-egress", sprintf("a secret (%s) and data l
 
 # A secret-named environment variable in any part of a request (header, user agent, form field,
 # URL, body) sent to a host outside the allowed egress: exfiltration whatever the argument.
+# A database client's statement that destroys data (DROP, TRUNCATE, DELETE/UPDATE without WHERE,
+# FLUSHALL, dropDatabase) against a database that is not a workspace file or on this host: a
+# destructive effect on shared data, whatever the client. Against a local server it stays outside
+# the envelope (a human decides).
+deny contains finding("effects.database-destroy", sprintf("%s on %s", [e.detail, e.target])) if {
+	some e in input.effects
+	e.kind == "delete"
+	startswith(e.detail, "database ")
+	not e.in_workspace
+	not loopback_host(trim_prefix(e.target, "database:"))
+}
+
 deny contains finding("effects.secret-in-request", sprintf("sends %s to %s, outside the allowed egress", [s.target, o.target])) if {
 	some s in input.effects
 	s.kind == "secret"
