@@ -29,11 +29,27 @@ var (
 	sentenceEnd  = regexp.MustCompile(`[.!?;](?:\s+|$)|\n`) // a dot inside a path ("~/.ssh") ends nothing
 )
 
+// codeSpanRE finds commands written as code in free text: ```fenced``` blocks and `inline` spans.
+var codeSpanRE = regexp.MustCompile("(?s)```[a-zA-Z]*\\n?(.*?)```|`([^`\n]+)`")
+
+// maxInstructionCommands bounds the code spans of one text walked as shell.
+const maxInstructionCommands = 8
+
 // instructionEffects adds the effects free text asks for.
 func (s *state) instructionEffects(text string) {
 	if len(text) > maxInstructionText {
 		text = text[:maxInstructionText]
 		s.act.Truncated = true
+	}
+	// Commands the text asks to run, written as code: their effects are the text's, walked as a
+	// shell command would be (printenv | curl … in a message is the same exfiltration as in a
+	// shell call).
+	for _, m := range codeSpanRE.FindAllStringSubmatch(text, maxInstructionCommands) {
+		code := m[1] + m[2]
+		if strings.TrimSpace(code) == "" || s.stopped() {
+			continue
+		}
+		s.walker().script(code, 1, "instructions", false)
 	}
 	for _, sent := range sentenceEnd.Split(text, 256) {
 		role := RoleRead
