@@ -605,6 +605,15 @@ func (w *walker) applyRole(prog, role, raw string, dyn bool) {
 			// curl --data-urlencode NAME@FILE: FILE's content, url-encoded, is the value.
 			w.pathEffect(EffectRead, prog, raw[i+1:], dyn)
 		}
+	case "agentkey":
+		// ssh-add KEY: the key goes to the local agent, not to the caller; the secret effect says so.
+		before := len(w.s.act.Effects)
+		w.pathEffect(EffectRead, prog, raw, dyn)
+		for i := before; i < len(w.s.act.Effects); i++ {
+			if e := &w.s.act.Effects[i]; e.Kind == EffectSecret {
+				e.Detail = DetailAgentLoad
+			}
+		}
 	case "code":
 		w.codeEffect(prog, raw, dyn)
 	case "script":
@@ -689,7 +698,11 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 			w.applyRole(name, role, args.argv[i], args.dyn[i])
 		}
 	}
+	dry := pa.tags["dryrun"] && dryRun(args.argv)
 	for _, fx := range pa.spec.fx {
+		if dry && (strings.HasPrefix(fx, EffectWrite) || strings.HasPrefix(fx, EffectDelete)) {
+			continue // --dry-run=client|server: the change is computed, not made
+		}
 		w.fixedEffect(name, fx)
 	}
 	w.handle(f, pa, name, args, pipe, idx, stdin)
@@ -738,6 +751,23 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 		rest := args.sub(pa.rest)
 		w.emit(child, rest, strings.Join(rest.argv, " "), nil, nil, pipe, idx, false, stdin)
 	}
+}
+
+// dryRun: the arguments ask for a dry run (--dry-run, --dry-run=client|server|true); "none" and
+// "false" make the change.
+func dryRun(args []string) bool {
+	dry := false
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "--dry-run" {
+			dry = true
+		} else if v, ok := strings.CutPrefix(a, "--dry-run="); ok {
+			dry = v == "client" || v == "server" || v == "true"
+		}
+	}
+	return dry
 }
 
 // shellBuiltinNoop are builtins with no effect and no spec line (their names cannot be spec
@@ -808,6 +838,17 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 		}
 	case "db":
 		w.db(pa, name, args, stdin)
+	case "printenv":
+		// printenv alone prints every variable (secrets among them); printenv NAME… prints those:
+		// a secret source only when a name says it holds a credential or is not known.
+		if len(ops.argv) == 0 {
+			s.addEffect(Effect{Kind: EffectSecret, Target: name, Program: name, Detail: "env"})
+		}
+		for k, a := range ops.argv {
+			if ops.dyn[k] || !isName(a) || secretVarRE.MatchString("$"+a) {
+				s.addEffect(Effect{Kind: EffectSecret, Target: "env:" + a, Program: name, Detail: "env"})
+			}
+		}
 	case "set":
 		if len(args.argv) == 0 {
 			s.addEffect(Effect{Kind: EffectSecret, Target: "set", Program: name, Detail: "env"})

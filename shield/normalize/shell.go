@@ -511,6 +511,14 @@ func (w *walker) part(f frame, sb *strings.Builder, p syntax.WordPart, inDQ bool
 			return
 		}
 		*dyn = true
+		if !inDQ && w.listingSubst(x) {
+			// $(git ls-files …), $(find . -name …): relative names under the working directory,
+			// which lies in the workspace; they stand as a glob of it (globEffect: every match in
+			// the workspace), so the word counts as resolved there.
+			sb.WriteString("*")
+			w.nested(f, x.Stmts, "subst")
+			return
+		}
 		sb.WriteString(slice(f.src, x.Pos(), x.End()))
 		w.nested(f, x.Stmts, "subst")
 	case *syntax.ProcSubst:
@@ -1791,6 +1799,55 @@ func (w *walker) litWord(wd *syntax.Word) (string, bool) {
 		}
 	}
 	return sb.String(), true
+}
+
+// listingSubst: a command substitution whose output is a list of names relative to the working
+// directory, below it, and the working directory lies in the workspace: git ls-files (git diff
+// --name-only, git ls-tree --name-only) and find without actions, over literal operands that
+// neither are absolute nor climb ("..", ":/").
+func (w *walker) listingSubst(x *syntax.CmdSubst) bool {
+	if len(x.Stmts) != 1 || x.Stmts[0].Background || x.Stmts[0].Negated || len(x.Stmts[0].Redirs) > 0 || !inDir(w.s.cwd, w.s.n.opt.Workspace) {
+		return false
+	}
+	call, ok := x.Stmts[0].Cmd.(*syntax.CallExpr)
+	if !ok || len(call.Assigns) > 0 || len(call.Args) < 2 || len(call.Args) > 16 {
+		return false
+	}
+	argv := make([]string, 0, len(call.Args))
+	for _, a := range call.Args {
+		v, ok := w.litWord(a)
+		if !ok {
+			return false
+		}
+		argv = append(argv, v)
+	}
+	for _, a := range argv[1:] {
+		if strings.HasPrefix(a, "/") || strings.HasPrefix(a, "~") || strings.Contains(a, "..") || strings.HasPrefix(a, ":") || strings.HasPrefix(a, "--output") || strings.HasPrefix(a, "-C") || strings.HasPrefix(a, "--git-dir") || strings.HasPrefix(a, "--work-tree") {
+			return false
+		}
+	}
+	switch argv[0] {
+	case "git":
+		switch argv[1] {
+		case "ls-files":
+			return true
+		case "diff", "ls-tree":
+			for _, a := range argv[2:] {
+				if a == "--name-only" {
+					return true
+				}
+			}
+		}
+	case "find":
+		for _, a := range argv[1:] {
+			switch a {
+			case "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls", "-L", "-follow":
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // evalSubst evaluates command substitutions whose output is known without running anything:

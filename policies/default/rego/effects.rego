@@ -102,7 +102,22 @@ inside(e) if {
 secret_target(t) if {
 	some x in input.effects
 	x.kind == "secret"
+	x.detail != "agent_load"
 	x.target == t
+}
+
+# A private key loaded into the local ssh agent (ssh-add KEY): the key goes to the agent, not to
+# the caller; inside while nothing in the call leaves the host (with anything leaving,
+# effects.secret-egress judges it).
+inside(e) if {
+	e.kind == "secret"
+	e.detail == "agent_load"
+	not anything_leaves
+}
+
+anything_leaves if {
+	some o in input.effects
+	leaves_host(o)
 }
 
 # Writes in the workspace, sensitive or not: what runs later (hooks, editor tasks) is judged by its
@@ -148,7 +163,7 @@ inside(e) if {
 
 inline_code_capable(code) if contains(code, "\u0060") # Ruby/Perl/shell backticks run a command
 
-inline_code_capable(code) if regex.match(`(?i)\b(os\.(system|popen|exec|spawn|remove|unlink|rmdir|fork|kill|chmod|environ)|subprocess|pty|socket|urllib|requests|httpx|http\.client|aiohttp|ftplib|smtplib|telnetlib|paramiko|exec\s*\(|eval\s*\(|compile\s*\(|__import__|importlib|ctypes|marshal|pickle|shutil|pathlib|open\s*\([^)]*['"][wax+]|write(file|_text|_bytes)?\s*\(|child_process|spawn|execSync|require\s*\(\s*['"](https?|net|tls|dgram|fs|child_process|vm)['"]|fetch\s*\(|XMLHttpRequest|system\s*\(|IO::Socket|LWP|Net::|open3|%x|Kernel\.|Open3|File\.(write|delete|open)|IO\.popen|Process\.|Runtime\.getRuntime|ProcessBuilder|unlink|rmtree|chmod|chown|setuid|getenv|ENV\[|process\.env|\$_ENV)`, code)
+inline_code_capable(code) if regex.match(`(?i)\b(os\.(system|popen|exec|spawn|remove|unlink|rmdir|fork|kill|chmod|environ)|subprocess|pty|socket|urllib|requests|httpx|http\.client|aiohttp|ftplib|smtplib|telnetlib|paramiko|exec\s*\(|eval\s*\(|compile\s*\(|__import__|importlib|ctypes|marshal|pickle|shutil|pathlib|open\s*\([^)]*['"][wax+]|write(file|_text|_bytes)?\s*\(|child_process|spawn|execSync|require\s*\(\s*['"](https?|net|tls|dgram|fs|child_process|vm)['"]|fetch\s*\(|XMLHttpRequest|system\s*\(|IO::Socket|LWP|Net::|open3|%x|Kernel\.|Open3|File\.(write|delete|open)|IO\.popen|Process\.(spawn|kill|exec|fork|daemon|detach|setuid|setgid|setsid|binding|dlopen|chdir|abort)|Runtime\.getRuntime|ProcessBuilder|unlink|rmtree|chmod|chown|setuid|getenv|ENV\[|process\.env|\$_ENV)`, code)
 
 inside(e) if {
 	e.kind == "exec"
