@@ -51,6 +51,14 @@ readable(e) if {
 
 readable(e) if user_cache(e.target)
 
+# A key read only to be loaded into the local ssh agent (judged by its agent_load secret effect).
+readable(e) if {
+	some x in input.effects
+	x.kind == "secret"
+	x.detail == "agent_load"
+	x.target == e.target
+}
+
 # Listing a home directory itself (not what is in it).
 readable(e) if {
 	some pat in cfg.read_exact_patterns
