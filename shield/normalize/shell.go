@@ -806,7 +806,9 @@ func (w *walker) expand(f frame, ws words, raw string, pipe bool, idx int, stdin
 				continue
 			}
 		}
-		if !ws.dyn[i] || !strings.Contains(a, "$") {
+		if !ws.dyn[i] || !strings.Contains(a, "$") || w.ifsUnknown {
+			// (With IFS unknown, how an unquoted expansion splits is unknown: the word stays as
+			// written, unresolved.)
 			out.argv = append(out.argv, a)
 			out.dyn = append(out.dyn, ws.dyn[i])
 			continue
