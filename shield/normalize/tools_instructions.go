@@ -49,6 +49,7 @@ func (s *state) instructionEffects(text string) {
 		if strings.TrimSpace(code) == "" || s.stopped() {
 			continue
 		}
+		s.syncEffects()
 		s.walker().script(code, 1, "instructions", false)
 	}
 	for _, sent := range sentenceEnd.Split(text, 256) {
@@ -95,3 +96,15 @@ func (s *state) instructionEffects(text string) {
 
 // secretTextRE finds credentials carried in text (the same shapes the bundle's policies look for).
 var secretTextRE = regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b|\b(?:hvs|hvb)\.[A-Za-z0-9_-]{10,}|\bgh[pousr]_[A-Za-z0-9]{20,}|\bxox[abprs]-[A-Za-z0-9-]{10,}|\bsk-(?:live-|proj-|ant-)?[A-Za-z0-9_-]{20,}|-----BEGIN [A-Z ]*PRIVATE KEY-----|\b[a-z][a-z0-9+.-]{1,15}://[^\s:/@'"]+:[^\s:/@'"]{3,}@`) // the last: a password in a URL
+
+// syncEffects aligns the shell walker's per-effect bookkeeping with effects added outside it
+// (addToolEffect), before the walker runs on a call that already has tool effects.
+func (s *state) syncEffects() {
+	x := s.fx()
+	for len(x.effCmd) < len(s.act.Effects) {
+		x.effCmd = append(x.effCmd, -1)
+	}
+	for len(x.origin) < len(s.act.Effects) {
+		x.origin = append(x.origin, "")
+	}
+}
