@@ -217,3 +217,10 @@ func fixedUpstream(t testing.TB, body []byte, ctype string) string {
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
+
+func httptestServer(t testing.TB, h http.HandlerFunc) string {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
