@@ -86,8 +86,9 @@ func (s *sseReader) next() (*event, error) {
 		}
 		if !s.started {
 			s.started = true
-			l = bytes.TrimPrefix(l, []byte("\xef\xbb\xbf"))
-			plain = false
+			if bytes.HasPrefix(l, []byte("\xef\xbb\xbf")) {
+				l, plain = l[3:], false
+			}
 		}
 		if len(l) == 0 {
 			if dataLines == 0 {

@@ -176,6 +176,11 @@ func (g *Guard) serveStream(w http.ResponseWriter, ctx context.Context, resp *ht
 	w.Header().Del("Content-Length")
 	w.WriteHeader(resp.StatusCode)
 	fl, _ := w.(http.Flusher)
+	g.filterStream(ctx, api, resp.Body, w, fl)
+}
+
+// filterStream reads an answer's events from r and writes what the runtime may see to w.
+func (g *Guard) filterStream(ctx context.Context, api string, r io.Reader, w io.Writer, fl http.Flusher) {
 	s := &stream{g: g, ctx: ctx, api: api, w: w, fl: fl, renumber: api == OpenAIResponses}
 	var f filter
 	switch api {
@@ -186,7 +191,7 @@ func (g *Guard) serveStream(w http.ResponseWriter, ctx context.Context, resp *ht
 	default:
 		f = &chatStream{s: s, calls: map[int]map[int]*pending{}}
 	}
-	err := g.runStream(s, f, newSSEReader(resp.Body, g.o.MaxLine, g.o.MaxEvent))
+	err := g.runStream(s, f, newSSEReader(r, g.o.MaxLine, g.o.MaxEvent))
 	if err != nil && ctx.Err() == nil {
 		g.o.Log("%s stream failed: %v", api, err)
 		s.queue = nil // nothing held behind an undecided call is sent
