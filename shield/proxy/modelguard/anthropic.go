@@ -108,8 +108,13 @@ func (a *anthropicStream) handle(ev *event) error {
 		}
 		s.done = true
 		return nil
-	default: // ping, error, and what a newer API adds
+	case "ping", "error":
 		return s.emit(ev)
+	default:
+		// A type the guard does not know could carry what a newer runtime reads as a call: it
+		// is dropped, not passed.
+		s.g.o.Log("anthropic: dropped an event of unknown type %q", typ)
+		return nil
 	}
 }
 

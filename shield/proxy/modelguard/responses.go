@@ -160,6 +160,22 @@ func (r *responsesStream) handle(ev *event) error {
 	case "error":
 		return s.emit(ev)
 	}
+	if !strings.HasPrefix(typ, "response.") {
+		s.g.o.Log("responses: dropped an event of unknown type %q", typ)
+		return nil
+	}
+	if raw, ok := top["item"]; ok {
+		if item, err := strictObject(raw); err != nil {
+			return err
+		} else if _, isCall := responsesCall(item); isCall {
+			return fmt.Errorf("%w: a call item in a %s event", ErrMalformed, typ)
+		}
+	}
+	if _, ok := top["response"]; ok {
+		if ev, err = r.sanitizeEvent(ev, top); err != nil {
+			return err
+		}
+	}
 	// An event of one item: its deltas are held with it.
 	var p *pending
 	if id := str(top, "item_id"); id != "" {
