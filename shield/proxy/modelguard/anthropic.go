@@ -44,6 +44,9 @@ func (a *anthropicStream) handle(ev *event) error {
 		}
 		a.seen[idx] = true
 		cb := obj(top, "content_block")
+		if str(cb, "type") == "" {
+			return fmt.Errorf("%w: content_block_start without a typed content block", ErrMalformed)
+		}
 		if str(cb, "type") != "tool_use" {
 			return s.emit(ev)
 		}

@@ -219,8 +219,14 @@ func (r *responsesStream) end() error {
 
 // finish decides a complete item.
 func (r *responsesStream) finish(p *pending) {
-	c, _ := responsesCall(p.final)
+	c, isCall := responsesCall(p.final)
 	bad := p.Bad
+	if !isCall { // announced as a call, done as something else
+		c = &call{ID: str(p.start, "call_id"), Name: str(p.start, "name")}
+		if bad == "" {
+			bad = "the item changed between its announcement and its end"
+		}
+	}
 	p.call = *c
 	switch {
 	case bad != "":
