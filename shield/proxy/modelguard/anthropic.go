@@ -28,11 +28,15 @@ func (a *anthropicStream) handle(ev *event) error {
 	if a.seen == nil {
 		a.seen = map[int]bool{}
 	}
+	// A call where the guard does not look for one fails the stream: a lenient runtime might.
+	if cb := obj(top, "content_block"); typ != "content_block_start" && cb != nil {
+		return fmt.Errorf("%w: a content block in a %s event", ErrMalformed, typ)
+	}
+	if c := obj(top, "message")["content"]; c != nil && !emptyArray(c) {
+		return fmt.Errorf("%w: a %s event carries message content", ErrMalformed, typ)
+	}
 	switch typ {
 	case "message_start":
-		if c := obj(top, "message")["content"]; c != nil && !emptyArray(c) {
-			return fmt.Errorf("%w: message_start carries content", ErrMalformed)
-		}
 		return s.emit(ev)
 	case "content_block_start":
 		idx, ok := num(top, "index")

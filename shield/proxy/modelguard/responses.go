@@ -93,6 +93,15 @@ func (r *responsesStream) handle(ev *event) error {
 	if ev.Name != "" && ev.Name != typ {
 		return fmt.Errorf("%w: event %q carries type %q", ErrMalformed, ev.Name, typ)
 	}
+	if raw, ok := top["item"]; ok && typ != "response.output_item.added" && typ != "response.output_item.done" {
+		item, err := strictObject(raw)
+		if err != nil {
+			return err
+		}
+		if _, isCall := responsesCall(item); isCall {
+			return fmt.Errorf("%w: a call item in a %s event", ErrMalformed, typ)
+		}
+	}
 	switch typ {
 	case "response.created", "response.in_progress", "response.queued":
 		ev, err = r.sanitizeEvent(ev, top)
@@ -163,13 +172,6 @@ func (r *responsesStream) handle(ev *event) error {
 	if !strings.HasPrefix(typ, "response.") {
 		s.g.o.Log("responses: dropped an event of unknown type %q", typ)
 		return nil
-	}
-	if raw, ok := top["item"]; ok {
-		if item, err := strictObject(raw); err != nil {
-			return err
-		} else if _, isCall := responsesCall(item); isCall {
-			return fmt.Errorf("%w: a call item in a %s event", ErrMalformed, typ)
-		}
 	}
 	if _, ok := top["response"]; ok {
 		if ev, err = r.sanitizeEvent(ev, top); err != nil {
