@@ -36,6 +36,11 @@ func (f *fakeDecider) Decide(ctx context.Context, c client.Call, hold bool) clie
 		return client.Decision{Verdict: client.Block, Reason: "the Shield appliance at unix:///nowhere could not decide: " + err.Error(), Err: err}
 	case strings.Contains(string(c.Arguments), "rm "):
 		return client.Decision{Verdict: client.Block, Rules: []string{"fake:destructive"}, Reason: "deletes files"}
+	case strings.Contains(string(c.Arguments), "approve-me"):
+		if !hold {
+			return client.Decision{Verdict: client.Escalate, Rules: []string{"fake:ask"}}
+		}
+		return client.Decision{Verdict: client.Allow, Allowed: true, ApprovalID: "ap-1"} // a human approved while held
 	case strings.Contains(string(c.Arguments), "sudo"):
 		if !hold {
 			return client.Decision{Verdict: client.Escalate, Rules: []string{"fake:privilege"}}
@@ -115,8 +120,8 @@ var apiCases = []apiCase{
 
 // The three APIs, streamed and not, through the guard in front of the scripted model server: a
 // harmless call passes unchanged, a destructive one is replaced by text naming the rule with the
-// stop reason adjusted, an escalation nobody answers in time is stopped, and with the appliance
-// down no call reaches the client.
+// stop reason adjusted, an escalation is held (approved: it passes; nobody answers in time: it is
+// stopped), and with the appliance down no call reaches the client.
 func TestGuardScriptedModel(t *testing.T) {
 	for _, ac := range apiCases {
 		for _, stream := range []bool{true, false} {
@@ -127,6 +132,7 @@ func TestGuardScriptedModel(t *testing.T) {
 				want      string // in the replacement text
 			}{
 				{name: "harmless", cmd: "ls -la", allowed: true},
+				{name: "escalation approved while held", cmd: "echo approve-me", allowed: true},
 				{name: "destructive", cmd: "rm -rf ../precious", want: "fake:destructive"},
 				{name: "escalation unanswered", cmd: "sudo id", want: "no human decision in time"},
 				{name: "appliance down", cmd: "ls -la", down: true, want: "could not decide"},

@@ -186,6 +186,9 @@ func (r *responsesStream) handle(ev *event) error {
 		p = r.byIndex[idx]
 	}
 	if p == nil {
+		if strings.Contains(typ, "_call_arguments.") || strings.Contains(typ, "_call_input.") {
+			return fmt.Errorf("%w: %s for no call the guard holds", ErrMalformed, typ)
+		}
 		return s.emit(ev)
 	}
 	if p.done {

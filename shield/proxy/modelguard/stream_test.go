@@ -314,3 +314,16 @@ func TestEndpoints(t *testing.T) {
 		t.Errorf("compressed answer: %d %s", resp.StatusCode, body)
 	}
 }
+
+// Argument events the guard cannot attribute to a call it holds fail the stream (a runtime that
+// keeps a "current item" could append them to a call already released).
+func TestResponsesUnattributedArguments(t *testing.T) {
+	body := sse(
+		`response.created|{"type":"response.created","sequence_number":0,"response":{"output":[]}}`,
+		`response.function_call_arguments.delta|{"type":"response.function_call_arguments.delta","sequence_number":1,"delta":"{\"cmd\":\"rm -rf /\"}"}`,
+	)
+	evs, _ := readEvents(guardBody(t, Options{}, OpenAIResponses, true, body))
+	if len(evs) != 2 || evs[1].Name != "error" {
+		t.Fatalf("events %v", evs)
+	}
+}
