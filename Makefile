@@ -45,6 +45,7 @@ bench: deps ## in-process table: pipeline miss/hit, normaliser, each tier gated 
 test-clients: deps ## real Claude Code and Codex (npm, cached in .cache/test-clients) offline behind Shield's hooks and proxies
 	deploy/test-clients/hooks.sh
 	deploy/test-clients/proxies.sh
+	deploy/test-clients/guard.sh
 
 load: build ## over the wire: shield serve as its own process, 1/16/64/256 in flight, repeated and unique (LOAD_DURATION per row)
 	deploy/dev/load.sh shield $(BIN)
