@@ -154,7 +154,7 @@ func TestPrefilterShapes(t *testing.T) {
 		{`(?i)é+tude`, []string{"tude"}, true},
 		{`[ab]`, nil, false},
 		{`\$\{?IFS\b|\$\{?[@*]`, []string{"$"}, false}, // parsed as \$(?:…): the one literal
-		{`(?i:ab)|cd`, []string{"ab", "cd"}, true}, // one folded literal makes the filter fold
+		{`(?i:ab)|cd`, []string{"ab", "cd"}, true},     // one folded literal makes the filter fold
 	} {
 		f := newPrefilter(tc.pattern)
 		if tc.want == nil {
