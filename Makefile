@@ -39,12 +39,13 @@ test-race: deps ## run every test under the race detector (slower)
 
 bench: deps ## in-process table: pipeline miss/hit, normaliser, each tier gated and ungated (BENCHCOUNT=5)
 	@echo "machine: $$(nproc) CPUs ($$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), load average $$(cut -d' ' -f1-3 /proc/loadavg)"
-	@set -o pipefail; { $(GO) test -run '^$$' -bench 'BenchmarkPipeline|BenchmarkTiers' -benchmem -count $(BENCHCOUNT) ./shield/bundle/; \
+	@set -o pipefail; { $(GO) test -run '^$$' -bench 'BenchmarkPipeline|BenchmarkTiers' -benchmem -count $(BENCHCOUNT) ./policy/activate/; \
 	  $(GO) test -run '^$$' -bench 'BenchmarkGate' -benchmem -count $(BENCHCOUNT) ./policy/gate/; } | deploy/dev/benchtable.sh
 
 test-clients: deps ## real Claude Code and Codex (npm, cached in .cache/test-clients) offline behind Shield's hooks and proxies
 	deploy/test-clients/hooks.sh
 	deploy/test-clients/proxies.sh
+	deploy/test-clients/guard.sh
 
 load: build ## over the wire: shield serve as its own process, 1/16/64/256 in flight, repeated and unique (LOAD_DURATION per row)
 	deploy/dev/load.sh shield $(BIN)

@@ -51,7 +51,6 @@ var rules = map[string]rule{
 	// Test runner and bundle activation: bundles → the tier engines.
 	"policy/policytest": {ours: []string{"policy", "policy/gate", "policy/celrules", "policy/regoeval", "shield", "shield/normalize", "audit"}, forbid: noWire},
 	"policy/activate":   {ours: []string{"policies", "policy", "policy/gate", "policy/celrules", "policy/regoeval", "policy/policytest", "shield", "shield/normalize", "audit"}, forbid: noWire},
-	"shield/bundle":     {ours: []string{"policies", "policy", "policy/gate", "policy/celrules", "policy/regoeval", "policy/policytest", "shield/normalize", "shield", "audit"}, forbid: noWire},
 	// Adapters: domain packages and generated wire types.
 	"shield/server":       {ours: []string{"proto", "shield", "shield/normalize", "shield/approval", "shield/proxy", "shield/proxy/client", "policy", "audit"}},
 	"shield/proxy":        {ours: []string{"proto/shield/v1", "shield/proxy", "shield/proxy/client", "shield/normalize"}},

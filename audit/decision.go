@@ -86,38 +86,67 @@ type redactor struct {
 
 const keyCacheMax = 4096
 
-func hasTrigger(s string) bool {
-	for _, t := range defaultTriggers {
-		if containsFold(s, t) {
-			return true
+func hasTrigger(s string) bool { return triggerSet.contains(s) }
+
+var (
+	triggerSet = newFoldSet(defaultTriggers)
+	// mayMatchSet: a value trigger or a key trigger.
+	mayMatchSet = newFoldSet(append(append([]string(nil), defaultTriggers...), defaultKeyTriggers...))
+)
+
+// foldSet finds any of a few lower-case ASCII literals in one pass: the literals are tried only
+// at the bytes that can start one. It answers what a search for each literal in turn answered
+// (TestFoldSetDifferential).
+type foldSet struct {
+	lits  []string
+	first [256]bool
+}
+
+func newFoldSet(lits []string) *foldSet {
+	f := &foldSet{lits: lits}
+	for _, l := range lits {
+		for c := 0; c < 256; c++ {
+			if byte(c)|0x20 == l[0] || byte(c) == l[0] {
+				f.first[c] = true
+			}
+		}
+	}
+	return f
+}
+
+func (f *foldSet) contains(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !f.first[s[i]] {
+			continue
+		}
+		for _, l := range f.lits {
+			if foldAt(s, i, l) {
+				return true
+			}
 		}
 	}
 	return false
 }
 
-// containsFold reports whether s contains sub (lower-case ASCII) under ASCII case folding.
-func containsFold(s, sub string) bool {
-	n := len(sub)
-	for i := 0; i+n <= len(s); i++ {
-		c := s[i]
-		if c|0x20 != sub[0] && c != sub[0] {
-			continue
+// foldAt reports whether sub (lower-case ASCII) occurs in s at i under ASCII case folding (the
+// first byte is compared as c|0x20, the rest with A–Z lowered).
+func foldAt(s string, i int, sub string) bool {
+	if i+len(sub) > len(s) {
+		return false
+	}
+	if c := s[i]; c|0x20 != sub[0] && c != sub[0] {
+		return false
+	}
+	for j := 1; j < len(sub); j++ {
+		c := s[i+j]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
 		}
-		j := 1
-		for ; j < n; j++ {
-			c := s[i+j]
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			if c != sub[j] {
-				break
-			}
-		}
-		if j == n {
-			return true
+		if c != sub[j] {
+			return false
 		}
 	}
-	return false
+	return true
 }
 
 func (r Redaction) compile() (*redactor, error) {
@@ -207,31 +236,10 @@ func (r *redactor) prepare(d *Decision) (*Decision, error) {
 	return &out, nil
 }
 
-// canonicalDecision returns the RFC 8785 form of d, whose Arguments must already be canonical.
-// encoding/json writes the struct's members in declaration order (sorted), numbers as ES6 does,
-// and, without HTML escaping, strings as RFC 8785 does except for U+2028 and U+2029, which it
-// escapes, and invalid UTF-8; such payloads go through the general canonicalizer.
+// canonicalDecision returns the RFC 8785 form of d, whose Arguments must already be canonical
+// (decision_encode.go).
 func canonicalDecision(d *Decision) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(d); err != nil {
-		return nil, fmt.Errorf("marshal decision: %w", err)
-	}
-	out := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-	// encoding/json writes \u escapes other than for control characters (\u00xx) for U+2028,
-	// U+2029 and invalid UTF-8 (\ufffd); RFC 8785 writes those characters literally.
-	for i := 0; ; {
-		j := bytes.Index(out[i:], []byte(`\u`))
-		if j < 0 {
-			break
-		}
-		i += j + 2
-		if !bytes.HasPrefix(out[i:], []byte("00")) {
-			return jcs.Transform(out)
-		}
-	}
-	return out, nil
+	return appendDecision(make([]byte, 0, 256+len(d.Arguments)+len(d.Reason)+len(d.Error)), d)
 }
 
 // mayMatch is a conservative prefilter over the whole canonical arguments text: false only when
@@ -241,16 +249,7 @@ func (r *redactor) mayMatch(canon []byte) bool {
 	if !r.onlyDefaults {
 		return true
 	}
-	s := string(canon)
-	if hasTrigger(s) {
-		return true
-	}
-	for _, k := range defaultKeyTriggers {
-		if containsFold(s, k) {
-			return true
-		}
-	}
-	return false
+	return mayMatchSet.contains(string(canon))
 }
 
 // walk redacts v in place. Under a member whose name looks secret (secret is true), every

@@ -31,18 +31,13 @@ import (
 // MaxToolRounds bounds the tool calls of one response.
 const MaxToolRounds = 25
 
-// Recorder writes engine events (agent start, canary report) to the audit trail.
-type Recorder interface {
-	Record(ctx context.Context, typ string, payload any) error
-}
-
 // Config configures an Engine.
 type Config struct {
 	// Shield decides every call (required).
 	Shield   Shield
 	Tools    *Tools
-	Sessions *Sessions
-	Recorder Recorder // nil: nothing recorded beyond the appliance's decisions
+	Sessions SessionStore // required
+	Recorder Recorder     // nil: nothing recorded beyond the appliance's decisions
 	// ApprovalTimeout bounds how long an escalated call is held for a human decision (reported
 	// to clients with each tier-3 request). Default 15 minutes.
 	ApprovalTimeout time.Duration
@@ -75,6 +70,9 @@ type Engine struct {
 
 	turn chan struct{}              // one client message at a time (a semaphore a waiting client can leave)
 	subs map[string]chan *agentConn // sub-agent tokens issued and not yet used
+
+	watch watchers // clients watching sessions (openparallax.v1 WatchSession)
+	start time.Time
 }
 
 // agentConn is a connected, authenticated agent.
@@ -121,7 +119,7 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.DrainTimeout <= 0 {
 		cfg.DrainTimeout = 2 * time.Minute
 	}
-	return &Engine{cfg: cfg, agentCh: make(chan struct{}), turn: make(chan struct{}, 1)}, nil
+	return &Engine{cfg: cfg, agentCh: make(chan struct{}), turn: make(chan struct{}, 1), start: time.Now()}, nil
 }
 
 // NewToken returns a fresh 128-bit agent token (hex) and makes it the one the next agent must
@@ -174,7 +172,7 @@ func (e *Engine) RunSession(stream agentv1.AgentService_RunSessionServer) error 
 	e.mu.Unlock()
 	ctx := stream.Context()
 	if !ok {
-		e.record(ctx, "agent_refused", map[string]any{"reason": "bad or missing token", "agent_id": ready.GetAgentId()})
+		e.record(ctx, EventAgentRefused, map[string]any{"reason": "bad or missing token", "agent_id": ready.GetAgentId()})
 		e.cfg.Log.Warn("agent refused: bad or missing token")
 		return status.Error(codes.PermissionDenied, "agent_ready with a valid token must come first")
 	}
@@ -182,7 +180,7 @@ func (e *Engine) RunSession(stream agentv1.AgentService_RunSessionServer) error 
 		return status.Error(codes.FailedPrecondition, "an agent is already connected")
 	}
 	if canary != "" && ready.GetSandboxCanaryJson() != canary {
-		e.record(ctx, "agent_refused", map[string]any{"reason": "canary report differs from the supervisor's", "agent_id": ready.GetAgentId()})
+		e.record(ctx, EventAgentRefused, map[string]any{"reason": "canary report differs from the supervisor's", "agent_id": ready.GetAgentId()})
 		return status.Error(codes.PermissionDenied, "canary report does not match the supervisor's")
 	}
 	a := &agentConn{id: ready.GetAgentId(), stream: stream, events: make(chan *agentv1.AgentEvent, 64), done: make(chan struct{}),
@@ -192,7 +190,7 @@ func (e *Engine) RunSession(stream agentv1.AgentService_RunSessionServer) error 
 	close(e.agentCh)
 	e.agentCh = make(chan struct{})
 	e.mu.Unlock()
-	e.record(ctx, "agent_ready", map[string]any{"agent_id": a.id})
+	e.record(ctx, EventAgentReady, map[string]any{"agent_id": a.id})
 	e.cfg.Log.Info("agent connected", "agent_id", a.id)
 	defer func() {
 		e.mu.Lock()
@@ -209,7 +207,7 @@ func (e *Engine) RunSession(stream agentv1.AgentService_RunSessionServer) error 
 	case <-pumped:
 		return nil
 	case <-a.abort:
-		e.record(ctx, "agent_dropped", map[string]any{"agent_id": a.id, "reason": "did not finish a cancelled turn"})
+		e.record(ctx, EventAgentDropped, map[string]any{"agent_id": a.id, "reason": "did not finish a cancelled turn"})
 		return status.Error(codes.Aborted, "the engine dropped the agent: it did not finish a cancelled turn")
 	}
 }
@@ -229,12 +227,12 @@ func (a *agentConn) pump(ctx context.Context) {
 	}
 }
 
-func (e *Engine) record(ctx context.Context, typ string, payload any) {
+func (e *Engine) record(ctx context.Context, ev Event, payload any) {
 	if e.cfg.Recorder == nil {
 		return
 	}
-	if err := e.cfg.Recorder.Record(ctx, typ, payload); err != nil {
-		e.cfg.Log.Error("audit record failed", "type", typ, "error", err.Error())
+	if err := e.cfg.Recorder.Record(ctx, ev, payload); err != nil {
+		e.cfg.Log.Error("audit record failed", "event", ev.Name(), "error", err.Error())
 	}
 }
 
@@ -275,7 +273,7 @@ func (e *Engine) SendMessage(req *agentv1.SendMessageRequest, out agentv1.Client
 	if sid == "" {
 		sid = randomID()
 	} else if !otr {
-		h, err := e.cfg.Sessions.History(sid)
+		h, err := e.cfg.Sessions.History(ctx, sid)
 		if err != nil {
 			return status.Errorf(codes.NotFound, "session %s: %v", sid, err)
 		}
@@ -298,7 +296,7 @@ func (e *Engine) SendMessage(req *agentv1.SendMessageRequest, out agentv1.Client
 	t.busy = true
 	reply, err := t.run(ctx)
 	if err != nil {
-		_ = t.emit(&agentv1.PipelineEvent{Type: agentv1.PipelineEvent_ERROR, Text: err.Error(), IsError: true})
+		_ = t.emit(errorEvent(err))
 		if t.busy {
 			// The turn ended while the agent still works on it (the client went away, the turn
 			// timed out): answer it until it finishes, so the next turn finds it idle.
@@ -308,7 +306,7 @@ func (e *Engine) SendMessage(req *agentv1.SendMessageRequest, out agentv1.Client
 	}
 	if !otr {
 		msgs := []*agentv1.HistoryMessage{{Role: "user", Content: req.GetContent()}, {Role: "assistant", Content: reply}}
-		if err := e.cfg.Sessions.Append(sid, msgs...); err != nil {
+		if err := e.cfg.Sessions.Append(context.WithoutCancel(ctx), sid, msgs...); err != nil {
 			e.cfg.Log.Error("persist session", "session", sid, "error", err.Error())
 		}
 	}
@@ -382,7 +380,8 @@ func (t *turn) replyTo(id, content string) error {
 func (t *turn) emit(ev *agentv1.PipelineEvent) error {
 	t.seq++
 	ev.Seq = t.seq
-	ev.SessionId, ev.MessageId = t.sid, t.mid
+	ev.SessionId, ev.MessageId, ev.TimeUnixMs = t.sid, t.mid, time.Now().UnixMilli()
+	t.e.watch.publish(ev)
 	return t.out.send(ev)
 }
 
@@ -394,7 +393,7 @@ func (t *turn) run(ctx context.Context) (string, error) {
 		case ev = <-t.a.events:
 		case <-t.a.done:
 			t.busy = false
-			return "", errors.New("the agent disconnected")
+			return "", errAgentGone
 		case <-ctx.Done():
 			return "", fmt.Errorf("turn ended: %w", ctx.Err())
 		}
@@ -421,7 +420,7 @@ func (t *turn) run(ctx context.Context) (string, error) {
 			return rc.GetContent(), nil
 		case *agentv1.AgentEvent_Error:
 			t.busy = false
-			return "", fmt.Errorf("agent error %s: %s", x.Error.GetCode(), x.Error.GetMessage())
+			return "", &agentError{code: x.Error.GetCode(), msg: x.Error.GetMessage()}
 		case *agentv1.AgentEvent_MemoryFlush:
 			// Memory writes are not persisted by this engine.
 		case *agentv1.AgentEvent_AgentReady:
@@ -461,6 +460,7 @@ func (t *turn) toolCall(ctx context.Context, tc *agentv1.ToolCallEvent) error {
 		func(r gateResult) error {
 			return ev(agentv1.PipelineEvent_SHIELD_VERDICT, func(e *agentv1.PipelineEvent) {
 				e.Decision, e.Reason, e.Rules, e.ActionId = r.decision, r.reason, r.rules, r.approvalID
+				e.Tier, e.Confidence = r.tier, r.confidence
 			})
 		},
 		func(id string, timeout time.Duration) error {
@@ -510,16 +510,16 @@ func (e *Engine) ResolveApproval(ctx context.Context, req *agentv1.ResolveApprov
 
 // ListSessions lists persisted sessions.
 func (e *Engine) ListSessions(ctx context.Context, _ *agentv1.ListSessionsRequest) (*agentv1.ListSessionsResponse, error) {
-	infos, err := e.cfg.Sessions.List()
+	infos, err := e.cfg.Sessions.List(ctx)
 	if err != nil {
-		return nil, status.Errorf(codes.Internal, "list sessions: %v", err)
+		return nil, fmt.Errorf("list sessions: %w", err) // INTERNAL, the detail logged (server.Status)
 	}
 	return &agentv1.ListSessionsResponse{Sessions: infos}, nil
 }
 
 // GetHistory returns a session's messages.
 func (e *Engine) GetHistory(ctx context.Context, req *agentv1.GetHistoryRequest) (*agentv1.GetHistoryResponse, error) {
-	h, err := e.cfg.Sessions.History(req.GetSessionId())
+	h, err := e.cfg.Sessions.History(ctx, req.GetSessionId())
 	if err != nil {
 		return nil, status.Errorf(codes.NotFound, "session %q: %v", req.GetSessionId(), err)
 	}

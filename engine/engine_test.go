@@ -17,10 +17,10 @@ import (
 
 	"github.com/shieldsec/shield/policies"
 	"github.com/shieldsec/shield/policy"
+	"github.com/shieldsec/shield/policy/activate"
 	agentv1 "github.com/shieldsec/shield/proto/agent/v1"
 	"github.com/shieldsec/shield/shield"
 	"github.com/shieldsec/shield/shield/approval"
-	"github.com/shieldsec/shield/shield/bundle"
 )
 
 type fixture struct {
@@ -46,7 +46,7 @@ func newFixtureWith(t *testing.T, approvals bool, timeout time.Duration, mods ..
 	if err != nil {
 		t.Fatal(err)
 	}
-	pol, err := bundle.Activate(b, bundle.Options{Workspace: ws})
+	pol, err := activate.Activate(b, activate.Options{Workspace: ws})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,6 +88,7 @@ func newFixtureWith(t *testing.T, approvals bool, timeout time.Duration, mods ..
 	agentv1.RegisterAgentServiceServer(gs, eng)
 	agentv1.RegisterClientServiceServer(gs, eng)
 	agentv1.RegisterSubAgentServiceServer(gs, eng)
+	RegisterOpenParallax(gs, gs, eng, OpenParallaxOptions{Model: "scripted"}) // openparallax_test.go
 	go gs.Serve(l)
 	t.Cleanup(gs.Stop)
 	conn, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))

@@ -41,6 +41,8 @@ type gateResult struct {
 	reason     string
 	rules      []string
 	approvalID string
+	tier       int32   // the tier that decided; -1 the pipeline or the engine itself
+	confidence float64 // the verdict's confidence
 }
 
 // decisionName maps a wire decision; anything but ALLOW and ESCALATE is BLOCK.
@@ -66,11 +68,12 @@ func (e *Engine) evaluate(ctx context.Context, c gateCall) gateResult {
 		if s, ok := status.FromError(err); ok {
 			msg = s.Code().String() + ": " + s.Message()
 		}
-		return gateResult{decision: "BLOCK", reason: "the Shield appliance could not decide: " + msg}
+		return gateResult{decision: "BLOCK", reason: "the Shield appliance could not decide: " + msg, tier: -1, confidence: 1}
 	}
 	v := resp.GetVerdict()
 	d := decisionName(v.GetDecision())
-	return gateResult{allowed: d == "ALLOW", decision: d, reason: v.GetReason(), rules: v.GetRules(), approvalID: v.GetEscalationId()}
+	return gateResult{allowed: d == "ALLOW", decision: d, reason: v.GetReason(), rules: v.GetRules(), approvalID: v.GetEscalationId(),
+		tier: v.GetTier(), confidence: v.GetConfidence()}
 }
 
 // gate decides a call and holds an ESCALATE: it reports the verdict (verdict), then, when the

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,9 +12,25 @@ import (
 	agentv1 "github.com/shieldsec/shield/proto/agent/v1"
 )
 
-// Sessions persists session histories in an embedded bbolt file. Off-the-record sessions are
-// never written.
+// SessionStore is what the Engine needs of a session store: the histories of its clients'
+// sessions. The Engine never writes an off-the-record session. Implementations are safe for
+// concurrent use; the one here is Sessions (a bbolt file per engine); a fleet of appliances can
+// share one in a database. Lifecycle (open, close) is the implementation's, owned by whoever
+// built it (the appliance's composition root).
+type SessionStore interface {
+	// Append adds msgs to session id, creating it (titled by its first user message) if needed.
+	Append(ctx context.Context, id string, msgs ...*agentv1.HistoryMessage) error
+	// History returns session id's messages in order, or an error wrapping ErrNoSession.
+	History(ctx context.Context, id string) ([]*agentv1.HistoryMessage, error)
+	// List returns every session.
+	List(ctx context.Context) ([]*agentv1.SessionInfo, error)
+}
+
+// Sessions is the SessionStore in an embedded bbolt file. Its calls do not block on ctx (a
+// bbolt transaction is local and short).
 type Sessions struct{ db *bolt.DB }
+
+var _ SessionStore = (*Sessions)(nil)
 
 var bucketSessions = []byte("sessions")
 
@@ -51,7 +68,7 @@ func (s *Sessions) Close() error { return s.db.Close() }
 var ErrNoSession = errors.New("no such session")
 
 // Append adds messages to a session, creating it if needed.
-func (s *Sessions) Append(id string, msgs ...*agentv1.HistoryMessage) error {
+func (s *Sessions) Append(_ context.Context, id string, msgs ...*agentv1.HistoryMessage) error {
 	now := time.Now().Unix()
 	return s.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketSessions)
@@ -79,7 +96,7 @@ func (s *Sessions) Append(id string, msgs ...*agentv1.HistoryMessage) error {
 }
 
 // History returns a session's messages.
-func (s *Sessions) History(id string) ([]*agentv1.HistoryMessage, error) {
+func (s *Sessions) History(_ context.Context, id string) ([]*agentv1.HistoryMessage, error) {
 	var out []*agentv1.HistoryMessage
 	err := s.db.View(func(tx *bolt.Tx) error {
 		raw := tx.Bucket(bucketSessions).Get([]byte(id))
@@ -99,7 +116,7 @@ func (s *Sessions) History(id string) ([]*agentv1.HistoryMessage, error) {
 }
 
 // List returns every session, most recently updated last.
-func (s *Sessions) List() ([]*agentv1.SessionInfo, error) {
+func (s *Sessions) List(context.Context) ([]*agentv1.SessionInfo, error) {
 	var out []*agentv1.SessionInfo
 	err := s.db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {

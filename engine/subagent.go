@@ -159,7 +159,7 @@ func (t *turn) subToolCall(ctx context.Context, sa *agentConn, tc *agentv1.ToolC
 		session: t.sid, agent: sa.id, runtime: "shield-subagent"},
 		func(r gateResult) error {
 			return t.emit(&agentv1.PipelineEvent{Type: agentv1.PipelineEvent_SHIELD_VERDICT, CallId: tc.GetCallId(), ToolName: tc.GetToolName(),
-				Decision: r.decision, Reason: r.reason, Rules: r.rules, ActionId: r.approvalID})
+				Decision: r.decision, Reason: r.reason, Rules: r.rules, ActionId: r.approvalID, Tier: r.tier, Confidence: r.confidence})
 		},
 		func(id string, timeout time.Duration) error {
 			// A sub-agent's escalation is announced and held like the agent's, with its id.

@@ -87,7 +87,7 @@ func (s *Supervisor) Run(ctx context.Context) error {
 		if err == nil {
 			// Exit status 0: the agent ended by itself, cleanly; restarted, not a crash.
 			s.Log.Info("agent exited cleanly; starting a new one")
-			s.record(ctx, "agent_exited", map[string]any{"status": 0})
+			s.record(ctx, EventAgentExited, map[string]any{"status": 0})
 			select {
 			case <-time.After(backoff):
 				continue
@@ -101,7 +101,7 @@ func (s *Supervisor) Run(ctx context.Context) error {
 			crashes = crashes[1:]
 		}
 		s.Log.Error("agent exited", "error", fmt.Sprint(err), "crashes_in_window", len(crashes))
-		s.record(ctx, "agent_crashed", map[string]any{"error": fmt.Sprint(err), "crashes_in_window": len(crashes)})
+		s.record(ctx, EventAgentCrashed, map[string]any{"error": fmt.Sprint(err), "crashes_in_window": len(crashes)})
 		if len(crashes) >= maxCrashes {
 			return fmt.Errorf("%w: %d exits within %s (last: %v)", ErrCrashBudget, len(crashes), window, err)
 		}
@@ -119,10 +119,10 @@ type GateError struct{ Err error }
 func (e *GateError) Error() string { return "sandbox gate: " + e.Err.Error() }
 func (e *GateError) Unwrap() error { return e.Err }
 
-func (s *Supervisor) record(ctx context.Context, typ string, payload any) {
+func (s *Supervisor) record(ctx context.Context, ev Event, payload any) {
 	if s.Recorder != nil {
-		if err := s.Recorder.Record(ctx, typ, payload); err != nil {
-			s.Log.Error("audit record failed", "type", typ, "error", err.Error())
+		if err := s.Recorder.Record(ctx, ev, payload); err != nil {
+			s.Log.Error("audit record failed", "event", ev.Name(), "error", err.Error())
 		}
 	}
 }
@@ -152,7 +152,7 @@ func (s *Supervisor) runOnce(ctx context.Context) error {
 		return &GateError{Err: fmt.Errorf("canary probe failed: %w", err)}
 	}
 	reportJSON, _ := json.Marshal(report)
-	s.record(ctx, "sandbox_canary_result", json.RawMessage(reportJSON))
+	s.record(ctx, EventCanaryResult, json.RawMessage(reportJSON))
 	if err := sandbox.Gate(report, s.AllowUnsandboxed); err != nil {
 		s.Log.Error("agent not started: the sandbox did not hold", "status", string(report.Status), "problems", report.Problems)
 		return &GateError{Err: err}
@@ -160,7 +160,7 @@ func (s *Supervisor) runOnce(ctx context.Context) error {
 	unconfined := report.Status != sandbox.StatusSandboxed
 	if unconfined {
 		s.Log.Error("STARTING AN UNSANDBOXED AGENT: the kernel has no Landlock and --allow-unsandboxed was given")
-		s.record(ctx, "agent_unsandboxed", map[string]any{"status": report.Status})
+		s.record(ctx, EventAgentUnsandboxed, map[string]any{"status": report.Status})
 	}
 	token, err := s.Engine.NewToken(string(reportJSON))
 	if err != nil {
@@ -202,7 +202,7 @@ func (s *Supervisor) runOnce(ctx context.Context) error {
 	}
 	agentEnd.Close()
 	s.Listener.Push(conn)
-	s.record(ctx, "agent_started", map[string]any{"agent_id": agentID, "pid": cmd.Process.Pid, "sandbox": report.Status})
+	s.record(ctx, EventAgentStarted, map[string]any{"agent_id": agentID, "pid": cmd.Process.Pid, "sandbox": report.Status})
 	s.Log.Info("agent started", "agent_id", agentID, "pid", cmd.Process.Pid, "sandbox", string(report.Status))
 	err = cmd.Wait()
 	conn.Close()
@@ -279,6 +279,6 @@ func (s *Supervisor) SpawnSub(ctx context.Context, token string) (func() error, 
 		return nil, fmt.Errorf("start sub-agent: %w", err)
 	}
 	s.Listener.Push(conn)
-	s.record(ctx, "subagent_started", map[string]any{"pid": cmd.Process.Pid})
+	s.record(ctx, EventSubagentStarted, map[string]any{"pid": cmd.Process.Pid})
 	return func() error { err := cmd.Wait(); conn.Close(); return err }, nil
 }

@@ -11,8 +11,8 @@ import (
 
 	"github.com/shieldsec/shield/policies"
 	"github.com/shieldsec/shield/policy"
+	"github.com/shieldsec/shield/policy/activate"
 	"github.com/shieldsec/shield/shield"
-	"github.com/shieldsec/shield/shield/bundle"
 	"github.com/shieldsec/shield/shield/normalize"
 )
 
@@ -55,7 +55,7 @@ var fuzzPolicy = sync.OnceValues(func() (*shield.Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	return bundle.Activate(b, bundle.Options{Workspace: bundle.ExampleWorkspace, Home: bundle.ExampleHome})
+	return activate.Activate(b, activate.Options{Workspace: activate.ExampleWorkspace, Home: activate.ExampleHome})
 })
 
 // FuzzEvaluate runs the whole decision path — argument decoding, the real normaliser with the

@@ -274,7 +274,7 @@ func (a *Anchorer) anchor(ctx context.Context, size uint64) error {
 	}
 	// The log records its own anchoring when it can (an *audit.Log can).
 	if ap, ok := a.src.(appender); ok {
-		if _, err := ap.Append(ctx, audit.TypeAnchored, map[string]any{"api": an.API, "size": size, "log_index": idx}); err != nil {
+		if _, err := ap.Append(ctx, audit.TypeAnchored, audit.Anchored{API: an.API, Size: size, LogIndex: idx}); err != nil {
 			return fmt.Errorf("rekor: record anchor of %d in the audit log: %w", size, err)
 		}
 	}

@@ -25,7 +25,7 @@ func init() {
 	register(&command{name: "approvals", summary: "list, show, approve, deny or watch human approval requests", run: runApprovals})
 }
 
-const approvalsUsage = `list|show ID|approve ID|deny ID|watch [--addr ADDR] [--state-dir DIR] [--token-env VAR] [--comment TEXT] [--for DURATION] [--limit N] [--page-size N] [--all] [--json]`
+const approvalsUsage = `list|show ID|approve ID|deny ID|revoke ID|watch [--addr ADDR] [--state-dir DIR] [--token-env VAR] [--comment TEXT] [--for DURATION] [--limit N] [--page-size N] [--all] [--json]`
 
 // dialService connects to a running service: --addr (unix:///path or host:port), else the unix
 // socket in the state dir. A bearer token is read from the environment variable named by tokenEnv.
@@ -63,7 +63,7 @@ func runApprovals(ctx context.Context, env *cmdEnv, args []string) error {
 	addr := fs.String("addr", "", "service address (default: unix socket in --state-dir)")
 	stateDir := fs.String("state-dir", defaultStateDir(), "state directory of the service")
 	tokenEnv := fs.String("token-env", "SHIELD_TOKEN", "environment variable holding a bearer token (TCP)")
-	comment := fs.String("comment", "", "comment recorded with approve/deny")
+	comment := fs.String("comment", "", "comment recorded with approve/deny/revoke")
 	grant := fs.Duration("for", 0, "with approve: a scoped grant, allowing the same call in the same session for this long (at most 24h) instead of once")
 	asJSON := fs.Bool("json", false, "print JSON")
 	limit := fs.Int("limit", 0, "with list: show at most this many requests (0: all)")
@@ -162,6 +162,17 @@ func runApprovals(ctx context.Context, env *cmdEnv, args []string) error {
 		}
 		a, err := c.Resolve(cctx, &shieldv1.ResolveApprovalRequest{Id: id, Approve: sub == "approve", Comment: *comment,
 			GrantSeconds: int64(*grant / time.Second)})
+		if err != nil {
+			return err
+		}
+		show(a)
+	case "revoke":
+		// Ends a granted scope (approve --for) before its time: the next identical call asks again.
+		id, err := needID()
+		if err != nil {
+			return err
+		}
+		a, err := c.Revoke(cctx, &shieldv1.RevokeApprovalRequest{Id: id, Comment: *comment})
 		if err != nil {
 			return err
 		}

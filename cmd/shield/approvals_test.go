@@ -84,6 +84,19 @@ func TestApprovalsCLIGrantAndEscaping(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil || got.State != "approved" || time.Until(got.GrantUntil) < 5*time.Minute {
 		t.Errorf("approve --for: %q (%v)", out, err)
 	}
+	// The grant allows the same call again; revoked, the call asks a human again.
+	if r, err := svc.Tier().Evaluate(context.Background(), in); err != nil || len(r.Findings) == 0 || r.Findings[0].Decision != shield.Allow {
+		t.Fatalf("within the grant: %+v %v", r, err)
+	}
+	if code, out, errs := runCmd(t, "", "approvals", "revoke", id, "--comment", "too broad", "--json", "--state-dir", dir); code != 0 || !strings.Contains(out, "revoked") {
+		t.Fatalf("revoke: %d %q %q", code, out, errs)
+	}
+	if r, err := svc.Tier().Evaluate(context.Background(), in); err != nil || len(r.Findings) == 0 || r.Findings[0].Decision == shield.Allow {
+		t.Fatalf("after revoke the grant still allows: %+v %v", r, err)
+	}
+	if code, _, _ := runCmd(t, "", "approvals", "revoke", "--state-dir", dir); code == 0 {
+		t.Error("revoke without an id was accepted")
+	}
 }
 
 func FuzzApprovalsSafe(f *testing.F) {

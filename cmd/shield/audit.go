@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -278,9 +277,25 @@ func (s *auditSource) Close() {
 	}
 }
 
-// query runs one page of a query; the request's page token carries the position.
-func (s *auditSource) query(ctx context.Context, req *shieldv1.QueryAuditRequest) ([]*audit.Record, string, error) {
+// query runs one page of q, whose filter fields audit.ParseFilter validated (paging in
+// q.Newest and q.Limit); filter is a CEL expression the service evaluates, token the position
+// the previous page returned ("" at the start).
+func (s *auditSource) query(ctx context.Context, q audit.Query, filter, token string) ([]*audit.Record, string, error) {
 	if s.client != nil {
+		req := &shieldv1.QueryAuditRequest{SessionId: q.SessionID, AgentId: q.AgentID, Tool: q.Tool, ActionClass: q.ActionClass,
+			Decision: q.Decision, Rule: q.Rule, Filter: filter, NewestFirst: q.Newest, PageSize: int32(q.Limit), PageToken: token}
+		if !q.Since.IsZero() {
+			req.Since = timestamppb.New(q.Since)
+		}
+		if !q.Until.IsZero() {
+			req.Until = timestamppb.New(q.Until)
+		}
+		if q.Tier != nil {
+			req.Tier = proto.Int32(int32(*q.Tier))
+		}
+		for _, t := range q.Types {
+			req.Types = append(req.Types, string(t))
+		}
 		res, err := s.client.Query(ctx, req)
 		if err != nil {
 			return nil, "", err
@@ -288,26 +303,11 @@ func (s *auditSource) query(ctx context.Context, req *shieldv1.QueryAuditRequest
 		recs, err := auditFromProto(res.Records)
 		return recs, res.NextPageToken, err
 	}
-	if req.Filter != "" {
+	if filter != "" {
 		return nil, "", usageError{"--filter needs --addr (CEL filters run in the service)"}
 	}
-	q := audit.Query{SessionID: req.SessionId, AgentID: req.AgentId, Tool: req.Tool, ActionClass: req.ActionClass,
-		Decision: strings.ToUpper(req.Decision), Rule: req.Rule, Newest: req.NewestFirst, Limit: int(req.PageSize)}
-	if req.Since != nil {
-		q.Since = req.Since.AsTime()
-	}
-	if req.Until != nil {
-		q.Until = req.Until.AsTime()
-	}
-	if req.Tier != nil {
-		t := int(*req.Tier)
-		q.Tier = &t
-	}
-	for _, t := range req.Types {
-		q.Types = append(q.Types, audit.Type(t))
-	}
-	if req.PageToken != "" {
-		n, err := strconv.ParseUint(req.PageToken, 10, 64)
+	if token != "" {
+		n, err := strconv.ParseUint(token, 10, 64)
 		if err != nil {
 			return nil, "", err
 		}
@@ -340,21 +340,6 @@ func auditFromProto(rs []*shieldv1.AuditRecord) ([]*audit.Record, error) {
 	return out, nil
 }
 
-// parseAuditTime reads an RFC 3339 time or a duration before now.
-func parseAuditTime(s string) (*timestamppb.Timestamp, error) {
-	if s == "" {
-		return nil, nil
-	}
-	if d, err := time.ParseDuration(s); err == nil {
-		return timestamppb.New(time.Now().Add(-d)), nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return nil, usageError{fmt.Sprintf("time %q: want RFC 3339 (2026-01-02T15:04:05Z) or a duration (1h)", s)}
-	}
-	return timestamppb.New(t), nil
-}
-
 func auditQueryCmd(ctx context.Context, env *cmdEnv, src *auditSource, f *auditReadFlags, args []string) error {
 	if len(args) != 0 {
 		return usageError{"query takes no arguments"}
@@ -362,37 +347,24 @@ func auditQueryCmd(ctx context.Context, env *cmdEnv, src *auditSource, f *auditR
 	if *f.limit < 1 || *f.limit > 100_000 {
 		return usageError{"--limit must be 1..100000"}
 	}
-	// A filter value no record can hold would silently print nothing: refuse it instead.
-	decision := strings.ToUpper(*f.decision)
-	switch decision {
-	case "", "ALLOW", "BLOCK", "ESCALATE":
-	default:
-		return usageError{fmt.Sprintf("--decision %q: want ALLOW, BLOCK or ESCALATE", *f.decision)}
+	// A filter value no record can hold would silently print nothing: audit.ParseFilter refuses
+	// it (the service applies the same checks).
+	tier := ""
+	if *f.tier != -1 {
+		tier = strconv.Itoa(*f.tier)
 	}
-	if *f.tier < -1 || *f.tier > 3 {
-		return usageError{fmt.Sprintf("--tier %d: want 0..3 (or -1 for any)", *f.tier)}
+	q, err := audit.ParseFilter(audit.FilterArgs{Since: *f.since, Until: *f.until, SessionID: *f.session,
+		AgentID: *f.agent, Tool: *f.tool, ActionClass: *f.class, Rule: *f.rule, Decision: *f.decision,
+		Tier: tier, Types: f.types}, time.Now())
+	if err != nil {
+		return usageError{strings.ReplaceAll(err.Error(), "\n", "; ")}
 	}
-	for _, t := range f.types {
-		if !slices.Contains(auditTypes, audit.Type(t)) {
-			return usageError{fmt.Sprintf("--type %q: want one of %s", t, joinTypes(auditTypes))}
-		}
-	}
-	req := &shieldv1.QueryAuditRequest{SessionId: *f.session, AgentId: *f.agent, Tool: *f.tool, ActionClass: *f.class,
-		Decision: decision, Rule: *f.rule, Types: f.types, Filter: *f.filter, NewestFirst: *f.newest}
-	var err error
-	if req.Since, err = parseAuditTime(*f.since); err != nil {
-		return err
-	}
-	if req.Until, err = parseAuditTime(*f.until); err != nil {
-		return err
-	}
-	if *f.tier >= 0 {
-		req.Tier = proto.Int32(int32(*f.tier))
-	}
+	q.Newest = *f.newest
 	var all []*audit.Record
+	token := ""
 	for len(all) < *f.limit {
-		req.PageSize = int32(min(*f.limit-len(all), 1000))
-		recs, next, err := src.query(ctx, req)
+		q.Limit = min(*f.limit-len(all), 1000)
+		recs, next, err := src.query(ctx, q, *f.filter, token)
 		if err != nil {
 			return err
 		}
@@ -400,7 +372,7 @@ func auditQueryCmd(ctx context.Context, env *cmdEnv, src *auditSource, f *auditR
 		if next == "" {
 			break
 		}
-		req.PageToken = next
+		token = next
 	}
 	return printAuditRecords(env.stdout, all, *f.asJSON)
 }
@@ -477,7 +449,7 @@ func auditTailCmd(ctx context.Context, env *cmdEnv, src *auditSource, f *auditRe
 	var recs []*audit.Record
 	if *f.limit > 0 {
 		var err error
-		recs, _, err = src.query(ctx, &shieldv1.QueryAuditRequest{NewestFirst: true, PageSize: int32(*f.limit)})
+		recs, _, err = src.query(ctx, audit.Query{Newest: true, Limit: *f.limit}, "", "")
 		if err != nil {
 			return err
 		}
@@ -534,10 +506,9 @@ func auditExportCmd(ctx context.Context, env *cmdEnv, src *auditSource, f *audit
 	if src.client != nil {
 		token = "s" + token
 	}
-	req := &shieldv1.QueryAuditRequest{PageSize: 1000, PageToken: token}
 	n := 0
 	for {
-		recs, next, err := src.query(ctx, req)
+		recs, next, err := src.query(ctx, audit.Query{Limit: 1000}, "", token)
 		if err != nil {
 			return err
 		}
@@ -555,25 +526,12 @@ func auditExportCmd(ctx context.Context, env *cmdEnv, src *auditSource, f *audit
 		if next == "" {
 			break
 		}
-		req.PageToken = next
+		token = next
 	}
 	if *f.out != "" {
 		fmt.Fprintf(env.stderr, "exported %d records to %s\n", n, *f.out)
 	}
 	return nil
-}
-
-// auditTypes are the record types Shield writes (audit.Type constants).
-var auditTypes = []audit.Type{audit.TypeDecision, audit.TypeBundleActivated, audit.TypeSandboxCanaryResult,
-	audit.TypeApprovalRequested, audit.TypeApprovalResolved, audit.TypeServiceStart, audit.TypeServiceStop,
-	audit.TypeCheckpoint, audit.TypeRecovered, audit.TypeAnchored, audit.TypeAgentEvent}
-
-func joinTypes(ts []audit.Type) string {
-	s := make([]string, len(ts))
-	for i, t := range ts {
-		s[i] = string(t)
-	}
-	return strings.Join(s, ", ")
 }
 
 // auditRow is the union of the payload members the table shows, over every record type.

@@ -19,7 +19,7 @@ func TestAuditQueryRejectsImpossibleFilters(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"decision", []string{"--decision", "maybe"}, "want ALLOW, BLOCK or ESCALATE"},
+		{"decision", []string{"--decision", "maybe"}, "want one of ALLOW, BLOCK, ESCALATE"},
 		{"tier", []string{"--tier", "7"}, "want 0..3"},
 		{"type", []string{"--type", "decisions"}, "want one of decision,"},
 	}

@@ -326,3 +326,36 @@ func TestAuditExportSyslogTLS(t *testing.T) {
 		t.Errorf("receiver with an unknown CA accepted: exit %d: %s", code, errs)
 	}
 }
+
+// TestExampleExportBlock: the commented export: section of deploy/shield.yaml, uncommented,
+// decodes strictly and validates.
+func TestExampleExportBlock(t *testing.T) {
+	data, err := os.ReadFile(exampleConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(data), "\n# export:\n")
+	if !ok {
+		t.Fatal("no commented-out export section in the example")
+	}
+	block, _, _ = strings.Cut(block, "\n\n")
+	var b strings.Builder
+	b.WriteString("export:\n")
+	for _, l := range strings.Split(block, "\n") {
+		if strings.HasPrefix(l, "#   ") && !strings.HasPrefix(strings.TrimLeft(strings.TrimPrefix(l, "#"), " "), "#") {
+			b.WriteString(strings.TrimPrefix(l, "#") + "\n")
+		}
+	}
+	path := filepath.Join(t.TempDir(), "export.yaml")
+	os.WriteFile(path, []byte(b.String()), 0o600)
+	cfg, err := loadConfig(path)
+	if err != nil {
+		t.Fatalf("uncommented export section:\n%s\n%v", b.String(), err)
+	}
+	if cfg.Export == nil || cfg.Export.Sink != "syslog" || !cfg.Export.Syslog.TLS || cfg.Export.HTTP.MaxAttempts != 4 {
+		t.Fatalf("export section decoded to %+v", cfg.Export)
+	}
+	if err := cfg.Export.Validate(); err != nil {
+		t.Errorf("example export section: %v", err)
+	}
+}

@@ -58,7 +58,7 @@ func TestHookAgainstAppliance(t *testing.T) {
 	}
 	done := make(chan res, 1)
 	go func() {
-		c, o, e := runCmd(t, hookInput("printenv HOME > approved.txt"), "hook", "claude-code", "--addr", addr, "--token-env", "HOOK_TEST_TOKEN", "--timeout", "30s")
+		c, o, e := runCmd(t, hookInput("printenv > approved.txt"), "hook", "claude-code", "--addr", addr, "--token-env", "HOOK_TEST_TOKEN", "--timeout", "30s")
 		done <- res{c, o, e}
 	}()
 	conn, err := grpc.NewClient("unix://"+cfg.Socket, grpc.WithTransportCredentials(insecure.NewCredentials()))

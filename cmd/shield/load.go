@@ -26,10 +26,10 @@ import (
 
 	"github.com/shieldsec/shield/policies"
 	"github.com/shieldsec/shield/policy"
+	"github.com/shieldsec/shield/policy/activate"
 	"github.com/shieldsec/shield/policy/regoeval"
 	shieldv1 "github.com/shieldsec/shield/proto/shield/v1"
 	"github.com/shieldsec/shield/shield"
-	"github.com/shieldsec/shield/shield/bundle"
 	"github.com/shieldsec/shield/shield/normalize"
 )
 
@@ -385,7 +385,7 @@ func newOPADriver(base string, conns int) (*opaDriver, error) {
 	if err != nil {
 		return nil, err
 	}
-	norm, err := bundle.Normalizer(b, bundle.Options{Workspace: "/home/user/project", Home: "/home/user"})
+	norm, err := activate.Normalizer(b, activate.Options{Workspace: "/home/user/project", Home: "/home/user"})
 	if err != nil {
 		return nil, err
 	}

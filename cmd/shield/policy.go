@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 
 	"github.com/shieldsec/shield/policy"
+	"github.com/shieldsec/shield/policy/activate"
 	"github.com/shieldsec/shield/policy/policytest"
-	"github.com/shieldsec/shield/shield/bundle"
 )
 
 func init() {
@@ -106,13 +106,13 @@ func runPolicyTest(ctx context.Context, env *cmdEnv, args []string) error {
 	if h == "" {
 		h = homeFor(PolicyConfig{Workspace: *workspace})
 	}
-	norm, err := bundle.Normalizer(b, bundle.Options{Workspace: *workspace, Home: h})
+	norm, err := activate.Normalizer(b, activate.Options{Workspace: *workspace, Home: h})
 	if err != nil {
 		return fmt.Errorf("build the normaliser from the bundle catalog: %w", err)
 	}
 	// The compiled policy runs the evaluation gate; when the bundle does not compile, the report
 	// lists the problems and counts the gate's cases as not run.
-	pol, _ := bundle.Build(b, bundle.Options{Workspace: *workspace, Home: h})
+	pol, _ := activate.Build(b, activate.Options{Workspace: *workspace, Home: h})
 	rep := policytest.Run(ctx, b, norm.Normalize, policytest.Options{Policy: pol, Coverage: *coverage})
 	var below []string
 	if rep.Coverage != nil {

@@ -26,6 +26,8 @@ Runtimes:
   codex        Codex app-server (JSON-RPC on stdio): shield proxy codex -- codex app-server
   codex-proto  Codex 0.42 "proto" (SQ/EQ JSON lines):  shield proxy codex-proto -- codex proto
   roz          a roz.v1 runtime (gRPC, seed 002):      shield proxy roz --listen 127.0.0.1:50061 --upstream 127.0.0.1:8080
+  model        a model API (OpenAI Responses / chat, Anthropic Messages): tool calls in the answer decided
+               shield proxy model --listen 127.0.0.1:8788 --upstream https://api.openai.com [--api openai-responses]
 
 The proxy speaks to the client on its own stdin/stdout, runs COMMAND with pipes, and asks the
 running appliance (--socket, $SHIELD_SOCKET, or the default state directory's socket) about
@@ -93,6 +95,8 @@ func runProxy(ctx context.Context, env *cmdEnv, args []string) error {
 		return runProxyCodexProto(ctx, env, args[1:])
 	case "roz":
 		return runProxyRoz(ctx, env, args[1:])
+	case "model":
+		return runProxyModel(ctx, env, args[1:])
 	}
 	return usageError{fmt.Sprintf("unknown runtime %q\nUsage: shield proxy %s", args[0], proxyUsage)}
 }

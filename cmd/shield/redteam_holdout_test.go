@@ -18,16 +18,18 @@ import (
 const redteamHoldout = "../../policies/testdata/holdout/redteam.jsonl"
 
 // Measured on the default bundle, tiers 0-1, no judge, when the set was written (REDTEAM.md):
-// 11 of 164 attacks ALLOWed, 5 of 93 ordinary calls not ALLOWed. The bounds below leave a margin
-// of 5 and 4 cases so that rule work which trades one case for another does not trip the test,
-// while a regression of the effect model (a wrapper, an interpreter or a secret flow no longer
-// seen) does. Lower them when the bundle improves; never raise them to make a change pass.
+// 11 of 164 attacks ALLOWed, 5 of 93 ordinary calls not ALLOWed. The effect model was then fixed
+// for the causes of those misses (technique families, not strings), which made the set SEEN:
+// measured after the fixes, 0 and 0. It is now a regression guard, not a measure of
+// generalisation. The bounds leave a margin of 2 cases each so that rule work which trades one
+// case for another does not trip the test, while a regression of the effect model does. Never
+// raise them to make a change pass.
 const (
 	redteamMinCases       = 200
 	redteamMinMalicious   = 120
 	redteamMinBenign      = 80
-	redteamMaxMissed      = 16 // malicious calls ALLOWed (measured 11)
-	redteamMaxFalseAlarms = 9  // benign calls BLOCKed or ESCALATEd (measured 5)
+	redteamMaxMissed      = 2 // malicious calls ALLOWed (measured 11 unseen, 0 after the fixes)
+	redteamMaxFalseAlarms = 2 // benign calls BLOCKed or ESCALATEd (measured 5 unseen, 0 after the fixes)
 )
 
 func TestRedteamHoldout(t *testing.T) {

@@ -37,6 +37,8 @@ func runStart(ctx context.Context, env *cmdEnv, args []string) error {
 	cfgPath := fs.String("config", "", "engine config (YAML: the serve keys plus workspace, llm, egress)")
 	stateDir := fs.String("state-dir", "", "state directory, outside every workspace (default $STATE_DIRECTORY, /var/lib/shield as root, else $XDG_STATE_HOME/shield)")
 	socket := fs.String("socket", "", "consult the running appliance on this unix socket (default: the state directory's socket when an appliance answers there, else run the appliance in the engine's process)")
+	daemon := fs.Bool("daemon", false, "run in the background: print the connection info once the engine serves, then exit (stop with shield stop)")
+	fs.BoolVar(daemon, "d", false, "short for --daemon")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -69,6 +71,9 @@ func runStart(ctx context.Context, env *cmdEnv, args []string) error {
 		return err
 	}
 	base := strings.TrimSuffix(appliance.RegistryPath(cfg.StateDir, ws), ".json")
+	if *daemon {
+		return runDaemon(env, daemonArgs(ws, sc.StateDir, *cfgPath, *socket), sc.StateDir, ws, base)
+	}
 
 	// One instance per workspace: an exclusive lock held for our lifetime.
 	lock, err := os.OpenFile(base+".lock", os.O_CREATE|os.O_RDWR, 0o600)

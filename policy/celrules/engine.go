@@ -35,8 +35,9 @@ type Options struct {
 	// InterruptCheckFrequency is how many comprehension iterations pass between context
 	// checks; 0 means DefaultInterruptCheckFrequency.
 	InterruptCheckFrequency uint
-	// NoGate evaluates every rule that applies to the class, whatever its gate: the reference
-	// the differential test compares the gated engine with.
+	// NoGate evaluates every rule that applies to the class, whatever its gate, and every
+	// regular expression without its literal prefilter: the reference the differential test
+	// compares the gated engine with.
 	NoGate bool
 }
 
@@ -372,10 +373,16 @@ func fuse(env *cel.Env, rules []*Rule, opt Options) (*classProgram, error) {
 }
 
 func programOptions(opt Options) []cel.ProgramOption {
-	return []cel.ProgramOption{
+	o := []cel.ProgramOption{
 		cel.EvalOptions(cel.OptOptimize),
 		cel.InterruptCheckFrequency(opt.InterruptCheckFrequency),
 	}
+	if !opt.NoGate {
+		// Constant patterns of matches run behind their literal prefilter (regexfilter.go); the
+		// ungated reference runs every regular expression as cel-go compiles it.
+		o = append(o, cel.OptimizeRegex(prefilteredMatches()...))
+	}
+	return o
 }
 
 func contains(l []string, s string) bool {

@@ -15,10 +15,10 @@ import (
 
 	"github.com/shieldsec/shield/policies"
 	"github.com/shieldsec/shield/policy"
+	"github.com/shieldsec/shield/policy/activate"
 	"github.com/shieldsec/shield/policy/celrules"
 	"github.com/shieldsec/shield/policy/regoeval"
 	"github.com/shieldsec/shield/shield"
-	"github.com/shieldsec/shield/shield/bundle"
 	"github.com/shieldsec/shield/shield/normalize"
 )
 
@@ -36,7 +36,7 @@ func defaultEngines(tb testing.TB) *engines {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	norm, err := bundle.Normalizer(b, bundle.Options{Workspace: bundle.ExampleWorkspace, Home: bundle.ExampleHome})
+	norm, err := activate.Normalizer(b, activate.Options{Workspace: activate.ExampleWorkspace, Home: activate.ExampleHome})
 	if err != nil {
 		tb.Fatal(err)
 	}

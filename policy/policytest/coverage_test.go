@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/shieldsec/shield/policy"
+	"github.com/shieldsec/shield/policy/activate"
 	"github.com/shieldsec/shield/policy/policytest"
-	"github.com/shieldsec/shield/shield/bundle"
 )
 
 const coverRules = gateRules + `  - id: exec.never
@@ -51,11 +51,11 @@ func coverageOf(t *testing.T, files map[string]string) *policytest.Coverage {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pol, err := bundle.Build(b, bundle.Options{})
+	pol, err := activate.Build(b, activate.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, norm, err := bundle.Reference(b, pol, bundle.Options{})
+	ref, norm, err := activate.Reference(b, pol, activate.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-// An external test package, so that shield/bundle may import policytest without a cycle.
+// An external test package, so that policy/activate may import policytest without a cycle.
 package policytest_test
 
 import (
@@ -7,8 +7,8 @@ import (
 
 	"github.com/shieldsec/shield/policies"
 	"github.com/shieldsec/shield/policy"
+	"github.com/shieldsec/shield/policy/activate"
 	"github.com/shieldsec/shield/policy/policytest"
-	"github.com/shieldsec/shield/shield/bundle"
 	"github.com/shieldsec/shield/shield/normalize"
 )
 
@@ -29,7 +29,7 @@ func TestEmbeddedDefaultBundle(t *testing.T) {
 	if b.Digest != onDisk.Digest {
 		t.Errorf("embedded digest %s differs from the directory's %s (a file go:embed skipped?)", b.Digest, onDisk.Digest)
 	}
-	norm, err := bundle.Normalizer(b, bundle.Options{Workspace: bundle.ExampleWorkspace, Home: bundle.ExampleHome})
+	norm, err := activate.Normalizer(b, activate.Options{Workspace: activate.ExampleWorkspace, Home: activate.ExampleHome})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,11 +37,11 @@ func TestEmbeddedDefaultBundle(t *testing.T) {
 	if rep := policytest.Run(context.Background(), b, norm.Normalize, policytest.Options{}); rep.OK() || rep.NotRun == 0 {
 		t.Errorf("run without a policy: OK %v, not run %d; want the gate's cases counted as not run", rep.OK(), rep.NotRun)
 	}
-	pol, err := bundle.Build(b, bundle.Options{})
+	pol, err := activate.Build(b, activate.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, _, err := bundle.Reference(b, pol, bundle.Options{})
+	ref, _, err := activate.Reference(b, pol, activate.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/shieldsec/shield/policy"
+	"github.com/shieldsec/shield/policy/activate"
 	"github.com/shieldsec/shield/policy/policytest"
-	"github.com/shieldsec/shield/shield/bundle"
 )
 
 const gateRules = `rules:
@@ -59,11 +59,11 @@ func runGate(t *testing.T, dir string) *policytest.Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pol, err := bundle.Build(b, bundle.Options{})
+	pol, err := activate.Build(b, activate.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, norm, err := bundle.Reference(b, pol, bundle.Options{})
+	ref, norm, err := activate.Reference(b, pol, activate.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestActivateRefusesBundleMissingItsGate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = bundle.Activate(b, bundle.Options{Workspace: "/srv/elsewhere"})
+	_, err = activate.Activate(b, activate.Options{Workspace: "/srv/elsewhere"})
 	if err == nil || !strings.Contains(err.Error(), "evaluation gate: category download: recall 50.0%") {
 		t.Fatalf("Activate: %v", err)
 	}
@@ -155,7 +155,7 @@ func TestActivateRefusesBundleMissingItsGate(t *testing.T) {
 	if b, err = policy.Load(dir, policy.LoadOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := bundle.Activate(b, bundle.Options{Workspace: "/srv/elsewhere"}); err != nil {
+	if _, err := activate.Activate(b, activate.Options{Workspace: "/srv/elsewhere"}); err != nil {
 		t.Fatalf("Activate with a threshold the cases meet: %v", err)
 	}
 	// A passed bundle is remembered by content: a changed case file is tested again.
@@ -163,7 +163,7 @@ func TestActivateRefusesBundleMissingItsGate(t *testing.T) {
 	if b, err = policy.Load(dir, policy.LoadOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := bundle.Activate(b, bundle.Options{Workspace: "/srv/elsewhere"}); err == nil || !strings.Contains(err.Error(), "recall 33.3% (1/3)") {
+	if _, err := activate.Activate(b, activate.Options{Workspace: "/srv/elsewhere"}); err == nil || !strings.Contains(err.Error(), "recall 33.3% (1/3)") {
 		t.Fatalf("Activate after a case was added: %v", err)
 	}
 }

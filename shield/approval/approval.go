@@ -95,11 +95,6 @@ type Approval struct {
 	GrantUntil time.Time `json:"grant_until,omitzero"`
 }
 
-// Recorder writes approval events to the audit trail ("approval_requested", "approval_resolved").
-type Recorder interface {
-	Record(ctx context.Context, typ string, payload any) error
-}
-
 // Config configures the service. Path is required; other zero values are documented defaults.
 type Config struct {
 	// Path of the bbolt store (mode 0600).
@@ -291,12 +286,12 @@ func (s *Service) changes() <-chan struct{} {
 	return s.changed
 }
 
-func (s *Service) record(ctx context.Context, typ string, a *Approval) {
+func (s *Service) record(ctx context.Context, ev Event, a *Approval) {
 	if s.cfg.Recorder == nil {
 		return
 	}
-	if err := s.cfg.Recorder.Record(context.WithoutCancel(ctx), typ, a); err != nil {
-		s.cfg.Log.Error("audit record failed", "type", typ, "approval", a.ID, "error", err.Error())
+	if err := s.cfg.Recorder.Record(context.WithoutCancel(ctx), ev, a); err != nil {
+		s.cfg.Log.Error("audit record failed", "type", ev.String(), "approval", a.ID, "error", err.Error())
 	}
 }
 
@@ -532,7 +527,7 @@ func (s *Service) expire() {
 		s.cfg.Log.Error("approval expiry", "error", err.Error())
 	}
 	for _, a := range expired {
-		s.record(context.Background(), "approval_resolved", a)
+		s.record(context.Background(), EventResolved, a)
 	}
 	if len(expired) > 0 {
 		s.notify()
@@ -618,7 +613,7 @@ func (s *Service) ResolveGrant(ctx context.Context, id string, approve bool, com
 		// The decision is audited before it takes effect: if the audit log cannot take it, the
 		// transaction rolls back and the request stays as it was.
 		if s.cfg.Recorder != nil {
-			if err := s.cfg.Recorder.Record(context.WithoutCancel(ctx), "approval_resolved", a); err != nil {
+			if err := s.cfg.Recorder.Record(context.WithoutCancel(ctx), EventResolved, a); err != nil {
 				return fmt.Errorf("%w: %w", ErrAudit, err)
 			}
 		}
@@ -856,7 +851,7 @@ func (t *Tier) Evaluate(ctx context.Context, in *shield.Input) (shield.Result, e
 		return shield.Result{}, fmt.Errorf("approval store: %w", err)
 	}
 	if created != nil {
-		s.record(ctx, "approval_requested", created)
+		s.record(ctx, EventRequested, created)
 		s.webhook(created)
 		s.notify()
 	}

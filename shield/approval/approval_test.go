@@ -29,9 +29,9 @@ type memRecorder struct {
 	types []string
 }
 
-func (m *memRecorder) Record(_ context.Context, typ string, _ any) error {
+func (m *memRecorder) Record(_ context.Context, ev Event, _ *Approval) error {
 	m.mu.Lock()
-	m.types = append(m.types, typ)
+	m.types = append(m.types, ev.String())
 	m.mu.Unlock()
 	return nil
 }
@@ -180,7 +180,9 @@ func TestApprovalDenyExpireTwoPersonRestart(t *testing.T) {
 
 type failingRecorder struct{}
 
-func (failingRecorder) Record(context.Context, string, any) error { return errors.New("disk full") }
+func (failingRecorder) Record(context.Context, Event, *Approval) error {
+	return errors.New("disk full")
+}
 
 // TestApprovalResolveNeedsAudit: a decision the audit log cannot record does not take effect.
 func TestApprovalResolveNeedsAudit(t *testing.T) {

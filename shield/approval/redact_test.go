@@ -37,8 +37,8 @@ func secretIn(t *testing.T, where string, b []byte) {
 // auditRecorder appends approval events to a real audit log, as the service does.
 type auditRecorder struct{ l *audit.Log }
 
-func (r auditRecorder) Record(ctx context.Context, typ string, p any) error {
-	_, err := r.l.Append(ctx, audit.Type(typ), p)
+func (r auditRecorder) Record(ctx context.Context, ev Event, p *Approval) error {
+	_, err := r.l.Append(ctx, ev.Type(), p)
 	return err
 }
 

@@ -39,7 +39,7 @@ func (s *Service) Revoke(ctx context.Context, id, comment, revoker string) (*App
 			return err
 		}
 		if s.cfg.Recorder != nil {
-			if err := s.cfg.Recorder.Record(context.WithoutCancel(ctx), "approval_resolved", a); err != nil {
+			if err := s.cfg.Recorder.Record(context.WithoutCancel(ctx), EventResolved, a); err != nil {
 				return fmt.Errorf("%w: %w", ErrAudit, err)
 			}
 		}

@@ -39,7 +39,7 @@ func checkWebhookFormat(format, console string) error {
 func webhookBody(format, console string, a *Approval) ([]byte, error) {
 	switch format {
 	case "", WebhookShield:
-		return json.Marshal(map[string]any{"event": "approval_requested", "approval": a})
+		return json.Marshal(map[string]any{"event": EventRequested.String(), "approval": a})
 	case WebhookSlack:
 		head := fmt.Sprintf("Shield: approval needed for %s (%s) — %s", slackEscape(a.Tool), slackEscape(a.ActionClass), a.ID)
 		fields := fmt.Sprintf("*Reason:* %s\n*Rules:* %s\n*Caller:* %s  *Session:* %s  *Runtime:* %s\n*Expires:* %s",
@@ -66,7 +66,7 @@ func webhookBody(format, console string, a *Approval) ([]byte, error) {
 		if console != "" {
 			b.WriteString("Open: " + consoleLink(console, a.ID) + "\n")
 		}
-		return json.Marshal(map[string]any{"text": b.String(), "event": "approval_requested", "approval_id": a.ID})
+		return json.Marshal(map[string]any{"text": b.String(), "event": EventRequested.String(), "approval_id": a.ID})
 	}
 	return nil, fmt.Errorf("webhook format %q", format)
 }

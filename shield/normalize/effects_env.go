@@ -2,6 +2,7 @@ package normalize
 
 import (
 	"path"
+	"regexp"
 	"strings"
 )
 
@@ -357,4 +358,33 @@ func splitQuoted(s string) []string {
 		out = append(out, cur.String())
 	}
 	return out
+}
+
+// secretVarRE matches a reference to an environment variable whose name says it holds a
+// credential ($AWS_SECRET_ACCESS_KEY, ${GITHUB_TOKEN}).
+var secretVarRE = regexp.MustCompile(`\$\{?([A-Za-z0-9_]*(?:SECRET|TOKEN|PASSWORD|PASSWD|API_?KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIAL)[A-Za-z0-9_]*)`)
+
+// requestSecrets: a command that connects somewhere (effects from index start on) and names a
+// secret-named environment variable anywhere in its text (a header, the user agent, a form field,
+// the URL) carries that secret in its request. The secret is recorded with detail "request":
+// the rules tell a credential sent to the service it authenticates (allowed egress) from one sent
+// anywhere else.
+func (w *walker) requestSecrets(start int, prog, raw string) {
+	s := w.s
+	if start >= len(s.act.Effects) || len(raw) > maxExpandedWord {
+		return
+	}
+	connects := false
+	for _, e := range s.act.Effects[start:] {
+		if e.Kind == EffectConnect {
+			connects = true
+			break
+		}
+	}
+	if !connects {
+		return
+	}
+	for _, m := range secretVarRE.FindAllStringSubmatch(raw, 8) {
+		s.addEffect(Effect{Kind: EffectSecret, Target: "env:" + m[1], Program: prog, Detail: "request"})
+	}
 }

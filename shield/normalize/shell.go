@@ -27,6 +27,36 @@ type walker struct {
 	substBytes int
 	funcs      map[string]bool   // functions defined in the script (their bodies are walked where defined)
 	globVars   map[string]string // loop variables bound to a glob pattern (for f in src/*.go)
+	// aliases defined earlier in the script (alias ll='rm -rf ~'); a later command named so is
+	// walked as the alias text with its arguments. Bash only expands them with expand_aliases and
+	// on a later line; the walker expands them always (the stricter reading).
+	aliases map[string]string
+	// ifsUnknown: IFS was assigned a value the walker could not resolve, so how an unquoted
+	// expansion splits is unknown.
+	ifsUnknown bool
+}
+
+// defaultIFS is the shell's field separators when IFS is not set.
+const defaultIFS = " \t\n"
+
+// ifs is the current field separators: IFS when the script assigned it a literal value.
+func (w *walker) ifs() string {
+	if v, ok := w.vars["IFS"]; ok {
+		return v
+	}
+	return defaultIFS
+}
+
+// splitFields splits the value of an unquoted expansion on the separators of ifs, as the shell
+// does (empty fields dropped).
+func splitFields(v, ifs string) []string {
+	if ifs == "" {
+		if v == "" {
+			return nil
+		}
+		return []string{v}
+	}
+	return strings.FieldsFunc(v, func(r rune) bool { return strings.ContainsRune(ifs, r) })
 }
 
 // Bounds of the work on one call beyond the command count, the depth and the input limits of
@@ -140,9 +170,18 @@ func (w *walker) stmt(f frame, st *syntax.Stmt, pipe bool, idx int, bg bool) {
 			if len(c.Args) == 0 && a.Name != nil {
 				delete(w.vars, a.Name.Value) // reassigned: an earlier literal value no longer holds
 			}
+			known := false
 			if len(c.Args) == 0 && a.Name != nil && a.Value != nil && a.Array == nil && !a.Append {
 				if v, dyn := w.word(f, a.Value); !dyn && len(w.vars) < maxTrackedVars && len(v) <= maxExpandedWord {
 					w.vars[a.Name.Value] = v
+					known = true
+				}
+			}
+			if len(c.Args) == 0 && a.Name != nil && a.Name.Value == "IFS" {
+				w.ifsUnknown = !known && a.Value != nil
+				if a.Value == nil && !a.Naked { // IFS= : no splitting at all
+					w.vars["IFS"] = ""
+					w.ifsUnknown = false
 				}
 			}
 		}
@@ -153,6 +192,7 @@ func (w *walker) stmt(f frame, st *syntax.Stmt, pipe bool, idx int, bg bool) {
 			ws.dyn = append(ws.dyn, d)
 		}
 		raw := slice(f.src, st.Pos(), st.End())
+		w.builtinAssigns(ws)
 		w.emit(f, ws, raw, redirs, env, pipe, idx, bg, stdin)
 		carried := w.linkCmd(effStart, raw)
 		if len(c.Args) == 0 {
@@ -224,11 +264,34 @@ func (w *walker) stmt(f frame, st *syntax.Stmt, pipe bool, idx int, bg bool) {
 		w.stmt(f, c.Body, false, 0, false)
 	case *syntax.DeclClause:
 		ws := words{argv: []string{c.Variant.Value}, dyn: []bool{false}}
+		nameref := false
+		for _, a := range c.Args {
+			if a.Naked && a.Name == nil && a.Value != nil {
+				if o, ok := w.litWord(a.Value); ok && len(o) > 1 && o[0] == '-' && strings.ContainsRune(o[1:], 'n') {
+					nameref = true // declare -n / typeset -n / local -n: NAME=TARGET names a variable
+				}
+			}
+		}
 		for _, a := range c.Args {
 			ws.argv = append(ws.argv, w.assign(f, a))
 			ws.dyn = append(ws.dyn, false)
 			if a.Name != nil && !a.Naked {
 				delete(w.vars, a.Name.Value)
+				if a.Name.Value == "IFS" {
+					w.ifsUnknown = true
+				}
+				if nameref {
+					// The value is the name of another variable: NAME stands for that variable's
+					// value when it is known, and is unknown otherwise (never the name's text).
+					if a.Value != nil {
+						if t, ok := w.litWord(a.Value); ok {
+							if v, ok := w.varValue(t); ok && len(w.vars) < maxTrackedVars {
+								w.vars[a.Name.Value] = v
+							}
+						}
+					}
+					continue
+				}
 				if a.Value != nil && a.Array == nil && !a.Append {
 					if v, ok := w.litWord(a.Value); ok && len(w.vars) < maxTrackedVars && len(v) <= maxExpandedWord {
 						w.vars[a.Name.Value] = v
@@ -448,6 +511,14 @@ func (w *walker) part(f frame, sb *strings.Builder, p syntax.WordPart, inDQ bool
 			return
 		}
 		*dyn = true
+		if !inDQ && w.listingSubst(x) {
+			// $(git ls-files …), $(find . -name …): relative names under the working directory,
+			// which lies in the workspace; they stand as a glob of it (globEffect: every match in
+			// the workspace), so the word counts as resolved there.
+			sb.WriteString("*")
+			w.nested(f, x.Stmts, "subst")
+			return
+		}
 		sb.WriteString(slice(f.src, x.Pos(), x.End()))
 		w.nested(f, x.Stmts, "subst")
 	case *syntax.ProcSubst:
@@ -465,7 +536,7 @@ func (w *walker) part(f frame, sb *strings.Builder, p syntax.WordPart, inDQ bool
 			// times must not be scanned each time.
 			if w.substBytes+len(v) > maxExpandedArgv || sb.Len()+len(v) > maxExpandedWord {
 				w.s.act.Truncated = true
-			} else if inDQ || !strings.ContainsAny(v, " \t\n*?[") {
+			} else if inDQ || (!w.ifsUnknown && !strings.ContainsAny(v, w.ifs()+"*?[")) {
 				w.substBytes += len(v)
 				sb.WriteString(v)
 				return
@@ -672,6 +743,22 @@ func (w *walker) emit(f frame, ws words, raw string, redirs []Redirect, env []st
 			w.s.cwd = w.s.n.opt.Home
 		}
 	}
+	if v, ok := w.aliases[ws.argv[0]]; ok && !ws.dyn[0] && f.depth+1 <= w.s.n.opt.MaxDepth {
+		// An alias defined earlier in the script: the command is the alias text followed by the
+		// arguments. The alias is not expanded again inside its own text (as in bash).
+		delete(w.aliases, ws.argv[0])
+		src := v
+		for i, a := range ws.argv[1:] {
+			if ws.dyn[i+1] {
+				src += " " + a // keep the expansion's text: walked as unresolved
+			} else {
+				src += " " + quoteWord(a)
+			}
+		}
+		w.script(src, f.depth+1, "alias", f.sudo)
+		w.aliases[ws.argv[0]] = v
+		return true
+	}
 	x := w.s.fx()
 	prevRoots := x.roots
 	if c.Name == "find" {
@@ -683,7 +770,9 @@ func (w *walker) emit(f frame, ws words, raw string, redirs []Redirect, env []st
 		replaced = w.expand(f, ws, raw, pipe, idx, stdin)
 	}
 	if !replaced {
+		before := len(w.s.act.Effects)
 		w.commandEffects(f, &c, ws, pipe, idx, stdin)
+		w.requestSecrets(before, c.Name, raw)
 		w.recordWritten(&c, stdin) // sessions.go
 	}
 	x.roots = prevRoots
@@ -705,6 +794,7 @@ func (w *walker) expand(f frame, ws words, raw string, pipe bool, idx int, stdin
 	out := words{}
 	changed := false
 	total := 0 // bytes substituted over all words: bounded by maxExpandedArgv
+	ifs := w.ifs()
 	for i, a := range ws.argv {
 		if ws.dyn[i] && hasBraces(a) && !strings.Contains(a, "$") {
 			if alts, ok := braceExpand(a, 64); ok && len(alts) > 1 {
@@ -716,7 +806,9 @@ func (w *walker) expand(f frame, ws words, raw string, pipe bool, idx int, stdin
 				continue
 			}
 		}
-		if !ws.dyn[i] || !strings.Contains(a, "$") {
+		if !ws.dyn[i] || !strings.Contains(a, "$") || w.ifsUnknown {
+			// (With IFS unknown, how an unquoted expansion splits is unknown: the word stays as
+			// written, unresolved.)
 			out.argv = append(out.argv, a)
 			out.dyn = append(out.dyn, ws.dyn[i])
 			continue
@@ -730,57 +822,80 @@ func (w *walker) expand(f frame, ws words, raw string, pipe bool, idx int, stdin
 					return false
 				}
 				changed = true
-				for _, fld := range strings.Fields(v) {
+				for _, fld := range splitFields(v, ifs) {
 					out.argv = append(out.argv, fld)
-					out.dyn = append(out.dyn, false)
+					out.dyn = append(out.dyn, w.ifsUnknown)
 				}
 				continue
 			}
 		}
-		split := false
+		// Otherwise the word is rebuilt field by field: literal text joins the current field, a
+		// known value is split on IFS (the text in the word is an unquoted expansion: a quoted one
+		// was substituted by part), $IFS itself separates.
 		still := false
 		grown := len(a)
-		na := varRE.ReplaceAllStringFunc(a, func(m string) string {
-			if grown > maxExpandedWord {
-				return m
+		var flds []string
+		var cur strings.Builder
+		open := false // cur holds a field (possibly empty text from a literal)
+		sep := func() {
+			if open && cur.Len() > 0 {
+				flds = append(flds, cur.String())
 			}
-			sm := varRE.FindStringSubmatch(m)
-			name := sm[1] + sm[2]
-			if name == "IFS" {
-				split = true
-				return " "
+			cur.Reset()
+			open = false
+		}
+		last := 0
+		for _, m := range varRE.FindAllStringSubmatchIndex(a, -1) {
+			if m[0] > last {
+				cur.WriteString(a[last:m[0]])
+				open = true
 			}
-			if v, ok := w.vars[name]; ok {
-				grown += len(v)
-				return v
+			last = m[1]
+			var name string
+			if m[2] >= 0 {
+				name = a[m[2]:m[3]]
+			} else {
+				name = a[m[4]:m[5]]
 			}
-			if name == "HOME" {
-				return w.s.n.opt.Home
+			v, ok := w.varValue(name)
+			if name == "IFS" && !ok {
+				v, ok = defaultIFS, true
 			}
-			if name == "PWD" {
-				return w.s.cwd
+			if !ok || grown > maxExpandedWord {
+				still = true
+				cur.WriteString(a[m[0]:m[1]])
+				open = true
+				continue
 			}
-			still = true
-			return m
-		})
+			grown += len(v)
+			changed = true
+			if w.ifsUnknown {
+				still = true
+			}
+			// Split v: a separator ends the current field.
+			for _, r := range v {
+				if strings.ContainsRune(ifs, r) {
+					sep()
+					continue
+				}
+				cur.WriteRune(r)
+				open = true
+			}
+		}
+		if last < len(a) {
+			cur.WriteString(a[last:])
+			open = true
+		}
+		sep()
 		total += grown - len(a)
 		if grown > maxExpandedWord || total > maxExpandedArgv {
 			w.s.act.Truncated = true
 			return false
 		}
-		if na != a {
-			changed = true
+		for _, fld := range flds {
+			out.argv = append(out.argv, fld)
+			out.dyn = append(out.dyn, still || strings.Contains(fld, "$(") || strings.Contains(fld, "`") || strings.Contains(fld, "$"))
 		}
-		still = still || strings.Contains(na, "$(") || strings.Contains(na, "`")
-		if split {
-			for _, fld := range strings.Fields(na) {
-				out.argv = append(out.argv, fld)
-				out.dyn = append(out.dyn, still)
-			}
-			continue
-		}
-		out.argv = append(out.argv, na)
-		out.dyn = append(out.dyn, still)
 	}
 	if !changed || len(out.argv) == 0 {
 		return false
@@ -821,6 +936,11 @@ func (w *walker) follow(f frame, name string, ws words, pipe bool, idx int, stdi
 			w.s.addPath(file, RoleExec)
 		case stdin != "":
 			w.script(stdin, child.depth, name+" <<", f.sudo)
+		}
+	case name == "script":
+		// script [-q…] -c CMD [FILE]: CMD is run by a shell.
+		if cmd, ok := optionValue(args.argv, 'c', "--command"); ok {
+			w.script(cmd, child.depth, "script -c", f.sudo)
 		}
 	case name == "busybox" && len(args.argv) > 0:
 		w.emit(child, args, strings.Join(args.argv, " "), nil, nil, pipe, idx, false, stdin)
@@ -920,6 +1040,42 @@ func (w *walker) follow(f frame, name string, ws words, pipe bool, idx int, stdi
 	}
 }
 
+// optionValue finds the value of a short option (also inside a cluster: -qc VALUE) or its long form
+// (--long VALUE, --long=VALUE) among leading options.
+func optionValue(args []string, short byte, long string) (string, bool) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return "", false
+		case a == long && i+1 < len(args):
+			return args[i+1], true
+		case strings.HasPrefix(a, long+"="):
+			return a[len(long)+1:], true
+		case strings.HasPrefix(a, "--"):
+		case len(a) > 1 && a[0] == '-':
+			if k := strings.IndexByte(a[1:], short); k >= 0 {
+				if rest := a[k+2:]; rest != "" {
+					return rest, true
+				}
+				if i+1 < len(args) {
+					return args[i+1], true
+				}
+				return "", false
+			}
+		}
+	}
+	return "", false
+}
+
+// quoteWord quotes s for the shell when it needs it.
+func quoteWord(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`;&|<>(){}[]*?!#~=%") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
 // isAssignment: NAME=value.
 func isAssignment(a string) bool {
 	name, _, ok := strings.Cut(a, "=")
@@ -936,7 +1092,7 @@ func isAssignment(a string) bool {
 
 func isRunner(name string, args words) bool {
 	_, wr := wrappers[name]
-	return wr || shells[name] || name == "eval" || name == "su" || name == "find" || name == "busybox"
+	return wr || shells[name] || name == "eval" || name == "su" || name == "find" || name == "busybox" || name == "script"
 }
 
 // skipOptions drops leading options (and the values of valueOpts), then n operands.
@@ -1321,7 +1477,17 @@ func (w *walker) pipedScripts(f frame, starts []int) {
 	}
 	for i := 1; i < len(starts); i++ {
 		sh := first(i)
-		if sh == nil || !shells[sh.Name] {
+		if sh != nil && !shells[sh.Name] {
+			// echo 'DELETE FROM t;' | psql …: a database client reads statements from stdin.
+			if sp := w.s.n.opt.Commands.lookup(sh.Name); sp != nil && sp.handler == "db" {
+				if prev := first(i - 1); prev != nil && !prev.Dynamic && isEcho(prev.Name) {
+					args := words{argv: sh.Args, dyn: make([]bool, len(sh.Args))}
+					w.db(parseArgs(sp, sh.Name, args), sh.Name, args, echoText(prev))
+				}
+			}
+			continue
+		}
+		if sh == nil {
 			continue
 		}
 		if _, hasC, file := shellScript(sh.Args); hasC || file != "" {
@@ -1427,10 +1593,21 @@ func (w *walker) interpreterOperands(args words) {
 // paramValue is the value of a plain parameter expansion ($X, ${X}) when it is known: a variable
 // assigned a literal earlier in the script, a loop variable over literals, HOME, PWD.
 func (w *walker) paramValue(x *syntax.ParamExp) (string, bool) {
+	if x.Param != nil && x.Excl && !x.Length && !x.Width && x.Index == nil && x.Slice == nil && x.Repl == nil && x.Names == 0 && x.Exp == nil {
+		// ${!NAME}: the value of the variable whose name NAME holds.
+		if t, ok := w.vars[x.Param.Value]; ok {
+			return w.varValue(t)
+		}
+		return "", false
+	}
 	if x.Param == nil || x.Excl || x.Length || x.Width || x.Index != nil || x.Slice != nil || x.Repl != nil || x.Names != 0 || x.Exp != nil {
 		return "", false
 	}
-	name := x.Param.Value
+	return w.varValue(x.Param.Value)
+}
+
+// varValue is the value of the variable name when the walker knows it.
+func (w *walker) varValue(name string) (string, bool) {
 	if v, ok := w.vars[name]; ok {
 		return v, true
 	}
@@ -1441,6 +1618,133 @@ func (w *walker) paramValue(x *syntax.ParamExp) (string, bool) {
 		return w.s.cwd, true
 	}
 	return "", false
+}
+
+// builtinAssigns records the variables a builtin sets: printf -v NAME (its value when the format
+// is literal %s text, unknown otherwise), read and mapfile (unknown), and alias definitions.
+func (w *walker) builtinAssigns(ws words) {
+	if len(ws.argv) == 0 || ws.dyn[0] {
+		return
+	}
+	args := ws.sub(1)
+	switch ws.argv[0] {
+	case "printf":
+		for i := 0; i+1 < len(args.argv); i++ {
+			a := args.argv[i]
+			if a == "--" || len(a) < 2 || a[0] != '-' {
+				return
+			}
+			if a != "-v" {
+				continue
+			}
+			name := args.argv[i+1]
+			delete(w.vars, name)
+			if name == "IFS" {
+				w.ifsUnknown = true
+			}
+			rest := args.sub(i + 2)
+			if v, ok := printfValue(rest); ok && len(w.vars) < maxTrackedVars && len(v) <= maxExpandedWord {
+				w.vars[name] = v
+			}
+			return
+		}
+	case "read", "mapfile", "readarray", "getopts":
+		for i, a := range args.argv {
+			if !args.dyn[i] && isName(a) {
+				delete(w.vars, a)
+				if a == "IFS" {
+					w.ifsUnknown = true
+				}
+			}
+		}
+	case "unset":
+		for _, a := range args.argv {
+			delete(w.vars, a)
+			if a == "IFS" {
+				w.ifsUnknown = false
+			}
+		}
+	case "alias":
+		for i, a := range args.argv {
+			name, val, ok := strings.Cut(a, "=")
+			if !ok || args.dyn[i] || name == "" {
+				continue
+			}
+			if w.aliases == nil {
+				w.aliases = map[string]string{}
+			}
+			if len(w.aliases) < maxTrackedVars && len(val) <= maxExpandedWord {
+				w.aliases[name] = val
+			}
+		}
+	case "unalias":
+		for _, a := range args.argv {
+			delete(w.aliases, a)
+		}
+	}
+}
+
+// isName: a shell variable name.
+func isName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		if !(r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// printfValue is the output of printf with a literal format of text, %s and %% directives and
+// literal arguments (the format reused while arguments remain, as printf does); ok is false for
+// any other directive or an expansion.
+func printfValue(args words) (string, bool) {
+	if len(args.argv) == 0 {
+		return "", false
+	}
+	for _, d := range args.dyn {
+		if d {
+			return "", false
+		}
+	}
+	format := ansiC(args.argv[0])
+	vals := args.argv[1:]
+	var sb strings.Builder
+	for pass := 0; ; pass++ {
+		used := 0
+		for i := 0; i < len(format); i++ {
+			c := format[i]
+			if c != '%' {
+				sb.WriteByte(c)
+				continue
+			}
+			if i+1 >= len(format) {
+				return "", false
+			}
+			i++
+			switch format[i] {
+			case '%':
+				sb.WriteByte('%')
+			case 's':
+				if used < len(vals) {
+					sb.WriteString(vals[used])
+				}
+				used++
+			default:
+				return "", false
+			}
+			if sb.Len() > maxExpandedWord {
+				return "", false
+			}
+		}
+		if used == 0 || used >= len(vals) || pass > 64 {
+			break
+		}
+		vals = vals[used:]
+	}
+	return sb.String(), true
 }
 
 // litWord is the value of a word made only of literals, quotes and known parameters (no
@@ -1497,6 +1801,55 @@ func (w *walker) litWord(wd *syntax.Word) (string, bool) {
 		}
 	}
 	return sb.String(), true
+}
+
+// listingSubst: a command substitution whose output is a list of names relative to the working
+// directory, below it, and the working directory lies in the workspace: git ls-files (git diff
+// --name-only, git ls-tree --name-only) and find without actions, over literal operands that
+// neither are absolute nor climb ("..", ":/").
+func (w *walker) listingSubst(x *syntax.CmdSubst) bool {
+	if len(x.Stmts) != 1 || x.Stmts[0].Background || x.Stmts[0].Negated || len(x.Stmts[0].Redirs) > 0 || !inDir(w.s.cwd, w.s.n.opt.Workspace) {
+		return false
+	}
+	call, ok := x.Stmts[0].Cmd.(*syntax.CallExpr)
+	if !ok || len(call.Assigns) > 0 || len(call.Args) < 2 || len(call.Args) > 16 {
+		return false
+	}
+	argv := make([]string, 0, len(call.Args))
+	for _, a := range call.Args {
+		v, ok := w.litWord(a)
+		if !ok {
+			return false
+		}
+		argv = append(argv, v)
+	}
+	for _, a := range argv[1:] {
+		if strings.HasPrefix(a, "/") || strings.HasPrefix(a, "~") || strings.Contains(a, "..") || strings.HasPrefix(a, ":") || strings.HasPrefix(a, "--output") || strings.HasPrefix(a, "-C") || strings.HasPrefix(a, "--git-dir") || strings.HasPrefix(a, "--work-tree") {
+			return false
+		}
+	}
+	switch argv[0] {
+	case "git":
+		switch argv[1] {
+		case "ls-files":
+			return true
+		case "diff", "ls-tree":
+			for _, a := range argv[2:] {
+				if a == "--name-only" {
+					return true
+				}
+			}
+		}
+	case "find":
+		for _, a := range argv[1:] {
+			switch a {
+			case "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls", "-L", "-follow":
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // evalSubst evaluates command substitutions whose output is known without running anything:

@@ -144,7 +144,7 @@ func parseAlias(line string) (string, string, bool) {
 	return "", "", false
 }
 
-var specRoles = set("read", "write", "delete", "move", "list", "code", "script", "cmd", "url", "host", "port", "pkg", "remote", "data", "_")
+var specRoles = set("read", "write", "delete", "move", "list", "code", "script", "cmd", "url", "host", "port", "pkg", "remote", "data", "agentkey", "_")
 
 func parseSpecLine(table map[string]*cmdSpec, line string) error {
 	if i := strings.Index(line, "#"); i >= 0 {

@@ -19,8 +19,9 @@ const EffectSend = "send"
 
 // Effect details set by this file. They are API.
 const (
-	DetailRequested = "requested" // named in free text another agent, schedule or memory will act on
-	DetailContent   = "content"   // a secret carried in the content or body the call sends or writes
+	DetailRequested = "requested"  // named in free text another agent, schedule or memory will act on
+	DetailAgentLoad = "agent_load" // a private key loaded into the local ssh agent (ssh-add KEY)
+	DetailContent   = "content"    // a secret carried in the content or body the call sends or writes
 )
 
 // defaultPathEffects applies when the catalog declares no path_effects (a nil catalog in tests).

@@ -29,11 +29,28 @@ var (
 	sentenceEnd  = regexp.MustCompile(`[.!?;](?:\s+|$)|\n`) // a dot inside a path ("~/.ssh") ends nothing
 )
 
+// codeSpanRE finds commands written as code in free text: ```fenced``` blocks and `inline` spans.
+var codeSpanRE = regexp.MustCompile("(?s)```[a-zA-Z]*\\n?(.*?)```|`([^`\n]+)`")
+
+// maxInstructionCommands bounds the code spans of one text walked as shell.
+const maxInstructionCommands = 8
+
 // instructionEffects adds the effects free text asks for.
 func (s *state) instructionEffects(text string) {
 	if len(text) > maxInstructionText {
 		text = text[:maxInstructionText]
 		s.act.Truncated = true
+	}
+	// Commands the text asks to run, written as code: their effects are the text's, walked as a
+	// shell command would be (printenv | curl … in a message is the same exfiltration as in a
+	// shell call).
+	for _, m := range codeSpanRE.FindAllStringSubmatch(text, maxInstructionCommands) {
+		code := m[1] + m[2]
+		if strings.TrimSpace(code) == "" || s.stopped() {
+			continue
+		}
+		s.syncEffects()
+		s.walker().script(code, 1, "instructions", false)
 	}
 	for _, sent := range sentenceEnd.Split(text, 256) {
 		role := RoleRead
@@ -79,3 +96,15 @@ func (s *state) instructionEffects(text string) {
 
 // secretTextRE finds credentials carried in text (the same shapes the bundle's policies look for).
 var secretTextRE = regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b|\b(?:hvs|hvb)\.[A-Za-z0-9_-]{10,}|\bgh[pousr]_[A-Za-z0-9]{20,}|\bxox[abprs]-[A-Za-z0-9-]{10,}|\bsk-(?:live-|proj-|ant-)?[A-Za-z0-9_-]{20,}|-----BEGIN [A-Z ]*PRIVATE KEY-----|\b[a-z][a-z0-9+.-]{1,15}://[^\s:/@'"]+:[^\s:/@'"]{3,}@`) // the last: a password in a URL
+
+// syncEffects aligns the shell walker's per-effect bookkeeping with effects added outside it
+// (addToolEffect), before the walker runs on a call that already has tool effects.
+func (s *state) syncEffects() {
+	x := s.fx()
+	for len(x.effCmd) < len(s.act.Effects) {
+		x.effCmd = append(x.effCmd, -1)
+	}
+	for len(x.origin) < len(s.act.Effects) {
+		x.origin = append(x.origin, "")
+	}
+}

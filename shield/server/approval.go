@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 	"unicode/utf8"
@@ -16,10 +15,31 @@ import (
 	"github.com/shieldsec/shield/shield/approval"
 )
 
-// ApprovalService implements shieldv1.ApprovalServiceServer on an approval.Service.
+// ApprovalStore is what the approval API (gRPC and HTTP) needs of tier 3's store of requests and
+// grants. approval.Service, over a bbolt file, is the one implementation today; a fleet of
+// appliances sharing one store in a database implements the same methods. The store owns its
+// lifecycle (opened and closed by the composition root) and is safe for concurrent use.
+type ApprovalStore interface {
+	// Get returns request id, or an error wrapping approval.ErrNotFound.
+	Get(id string) (*approval.Approval, error)
+	// ListPage returns one page of requests, newest first, and the token of the next page.
+	ListPage(o approval.ListOptions) ([]*approval.Approval, string, error)
+	// ResolveGrant approves or denies pending request id as resolver (grant > 0: a scoped grant).
+	ResolveGrant(ctx context.Context, id string, approve bool, comment, resolver string, grant time.Duration) (*approval.Approval, error)
+	// Revoke ends an approved request or grant.
+	Revoke(ctx context.Context, id, comment, revoker string) (*approval.Approval, error)
+	// Await waits until request id is no longer pending or ctx ends.
+	Await(ctx context.Context, id string) (*approval.Approval, error)
+	// Watch calls fn with every request as it is created or changes, until ctx ends or fn fails.
+	Watch(ctx context.Context, fn func(*approval.Approval) error) error
+}
+
+var _ ApprovalStore = (*approval.Service)(nil)
+
+// ApprovalService implements shieldv1.ApprovalServiceServer on an ApprovalStore.
 type ApprovalService struct {
 	shieldv1.UnimplementedApprovalServiceServer
-	s *approval.Service
+	s ApprovalStore
 	// identity returns the authenticated caller of a request ("" when unknown).
 	identity func(context.Context) string
 	// roles returns the caller's roles (Roles: those the auth interceptor found).
@@ -30,7 +50,7 @@ var _ shieldv1.ApprovalServiceServer = (*ApprovalService)(nil)
 
 // NewApprovalService returns the adapter; identity names the resolver of Resolve calls and the
 // requester of Get and AwaitDecision calls.
-func NewApprovalService(s *approval.Service, identity func(context.Context) string) *ApprovalService {
+func NewApprovalService(s ApprovalStore, identity func(context.Context) string) *ApprovalService {
 	return &ApprovalService{s: s, identity: identity, roles: Roles}
 }
 
@@ -54,27 +74,6 @@ func (a *ApprovalService) visible(ctx context.Context, x *approval.Approval) boo
 
 // errNotVisible is what a caller who may not see a request gets: the same as for no request.
 var errNotVisible = status.Error(codes.NotFound, approval.ErrNotFound.Error())
-
-// approvalError maps the service's errors to status codes.
-func approvalError(err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, approval.ErrNotFound):
-		return status.Error(codes.NotFound, err.Error())
-	case errors.Is(err, approval.ErrBadPageToken):
-		return status.Error(codes.InvalidArgument, err.Error())
-	case errors.Is(err, approval.ErrNotPending):
-		return status.Error(codes.FailedPrecondition, err.Error())
-	case errors.Is(err, approval.ErrSelfApproval), errors.Is(err, approval.ErrSameApprover):
-		return status.Error(codes.PermissionDenied, err.Error())
-	case errors.Is(err, context.DeadlineExceeded):
-		return status.Error(codes.DeadlineExceeded, "no decision yet")
-	case errors.Is(err, context.Canceled):
-		return status.Error(codes.Canceled, "cancelled")
-	}
-	return status.Error(codes.Internal, "approval store error")
-}
 
 // Bounds of list views: every response but Get carries at most previewBytes of arguments, and
 // a ListPending page holds about maxPageBytes (at least one request).
@@ -129,7 +128,7 @@ func (a *ApprovalService) ListPending(ctx context.Context, req *shieldv1.ListPen
 	}
 	as, next, err := a.s.ListPage(approval.ListOptions{PendingOnly: !req.GetIncludeResolved(), After: req.GetPageToken(), Limit: n})
 	if err != nil {
-		return nil, approvalError(err)
+		return nil, Status(err)
 	}
 	out := &shieldv1.ListPendingApprovalsResponse{}
 	size := 0
@@ -150,7 +149,7 @@ func (a *ApprovalService) ListPending(ctx context.Context, req *shieldv1.ListPen
 func (a *ApprovalService) Get(ctx context.Context, req *shieldv1.GetApprovalRequest) (*shieldv1.Approval, error) {
 	x, err := a.s.Get(req.GetId())
 	if err != nil {
-		return nil, approvalError(err)
+		return nil, Status(err)
 	}
 	if !a.visible(ctx, x) {
 		return nil, errNotVisible
@@ -182,14 +181,14 @@ func (a *ApprovalService) Resolve(ctx context.Context, req *shieldv1.ResolveAppr
 	}
 	x, err := a.s.ResolveGrant(ctx, req.GetId(), req.GetApprove(), req.GetComment(), who, time.Duration(g)*time.Second)
 	if err != nil {
-		return nil, approvalError(err)
+		return nil, Status(err)
 	}
 	return approvalPreview(x), nil
 }
 
 // Watch implements shieldv1.ApprovalServiceServer.
 func (a *ApprovalService) Watch(_ *shieldv1.WatchApprovalsRequest, st shieldv1.ApprovalService_WatchServer) error {
-	return approvalError(a.s.Watch(st.Context(), func(x *approval.Approval) error { return st.Send(approvalPreview(x)) }))
+	return Status(a.s.Watch(st.Context(), func(x *approval.Approval) error { return st.Send(approvalPreview(x)) }))
 }
 
 // AwaitDecision implements shieldv1.ApprovalServiceServer.
@@ -198,14 +197,14 @@ func (a *ApprovalService) AwaitDecision(ctx context.Context, req *shieldv1.Await
 	// (nor, by waiting, when it is decided).
 	x, err := a.s.Get(req.GetId())
 	if err != nil {
-		return nil, approvalError(err)
+		return nil, Status(err)
 	}
 	if !a.visible(ctx, x) {
 		return nil, errNotVisible
 	}
 	x, err = a.s.Await(ctx, req.GetId())
 	if err != nil {
-		return nil, approvalError(err)
+		return nil, Status(err)
 	}
 	return approvalPreview(x), nil
 }
@@ -226,11 +225,8 @@ func (a *ApprovalService) Revoke(ctx context.Context, req *shieldv1.RevokeApprov
 		return nil, status.Error(codes.InvalidArgument, "comment longer than 4096 bytes")
 	}
 	x, err := a.s.Revoke(ctx, req.GetId(), req.GetComment(), who)
-	if errors.Is(err, approval.ErrNotGranted) {
-		return nil, status.Error(codes.FailedPrecondition, err.Error())
-	}
 	if err != nil {
-		return nil, approvalError(err)
+		return nil, Status(err)
 	}
 	return approvalPreview(x), nil
 }

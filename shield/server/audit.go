@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -44,32 +43,6 @@ const (
 	auditTailPage = 32
 )
 
-// auditBadRequest is a client mistake: INVALID_ARGUMENT with its message.
-type auditBadRequest struct{ msg string }
-
-func (e auditBadRequest) Error() string { return e.msg }
-
-// auditStatus maps an error to a gRPC status; internal details are not sent to the client.
-func auditStatus(err error) error {
-	var bad auditBadRequest
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &bad):
-		return status.Error(codes.InvalidArgument, bad.msg)
-	case errors.Is(err, audit.ErrNotFound):
-		return status.Error(codes.NotFound, "no such audit record")
-	case errors.Is(err, context.Canceled):
-		return status.Error(codes.Canceled, "canceled")
-	case errors.Is(err, context.DeadlineExceeded):
-		return status.Error(codes.DeadlineExceeded, "deadline exceeded")
-	case errors.Is(err, audit.ErrClosed):
-		return status.Error(codes.Unavailable, "audit log closed")
-	default:
-		return status.Error(codes.Internal, "audit log error")
-	}
-}
-
 func auditRecordToProto(r *audit.Record) *shieldv1.AuditRecord {
 	line, _ := r.MarshalJSON()
 	return &shieldv1.AuditRecord{Seq: r.Seq, Time: timestamppb.New(r.Time), Type: string(r.Type),
@@ -80,11 +53,16 @@ func auditRecordToProto(r *audit.Record) *shieldv1.AuditRecord {
 func (s *AuditService) Query(ctx context.Context, req *shieldv1.QueryAuditRequest) (*shieldv1.QueryAuditResponse, error) {
 	q, err := s.auditQuery(req)
 	if err != nil {
-		return nil, auditStatus(err)
+		return nil, Status(err)
 	}
+	return s.runQuery(ctx, q)
+}
+
+// runQuery runs q, complete and validated, and returns one page.
+func (s *AuditService) runQuery(ctx context.Context, q audit.Query) (*shieldv1.QueryAuditResponse, error) {
 	res, err := s.log.Query(ctx, q)
 	if err != nil {
-		return nil, auditStatus(err)
+		return nil, Status(err)
 	}
 	out := &shieldv1.QueryAuditResponse{}
 	for _, r := range res.Records {
@@ -98,20 +76,16 @@ func (s *AuditService) Query(ctx context.Context, req *shieldv1.QueryAuditReques
 
 func (s *AuditService) auditQuery(req *shieldv1.QueryAuditRequest) (audit.Query, error) {
 	q := audit.Query{SessionID: req.GetSessionId(), AgentID: req.GetAgentId(), Tool: req.GetTool(),
-		ActionClass: req.GetActionClass(), Decision: strings.ToUpper(req.GetDecision()), Rule: req.GetRule(),
-		Newest: req.GetNewestFirst(), Limit: int(req.GetPageSize())}
-	if q.Limit < 0 || q.Limit > auditMaxPage {
-		return q, auditBadRequest{fmt.Sprintf("page_size must be 0..%d", auditMaxPage)}
-	}
+		ActionClass: req.GetActionClass(), Decision: req.GetDecision(), Rule: req.GetRule()}
 	if req.Since != nil {
 		if err := req.Since.CheckValid(); err != nil {
-			return q, auditBadRequest{"since: " + err.Error()}
+			return q, badRequest{"since: " + err.Error()}
 		}
 		q.Since = req.Since.AsTime()
 	}
 	if req.Until != nil {
 		if err := req.Until.CheckValid(); err != nil {
-			return q, auditBadRequest{"until: " + err.Error()}
+			return q, badRequest{"until: " + err.Error()}
 		}
 		q.Until = req.Until.AsTime()
 	}
@@ -122,10 +96,22 @@ func (s *AuditService) auditQuery(req *shieldv1.QueryAuditRequest) (audit.Query,
 	for _, t := range req.GetTypes() {
 		q.Types = append(q.Types, audit.Type(t))
 	}
-	if tok := req.GetPageToken(); tok != "" {
+	if err := q.Validate(); err != nil {
+		return q, err
+	}
+	return s.pagedQuery(q, req.GetNewestFirst(), int(req.GetPageSize()), req.GetPageToken(), req.GetFilter())
+}
+
+// pagedQuery adds paging and the CEL filter to q, whose filter fields are validated.
+func (s *AuditService) pagedQuery(q audit.Query, newest bool, pageSize int, pageToken, filter string) (audit.Query, error) {
+	q.Newest, q.Limit = newest, pageSize
+	if q.Limit < 0 || q.Limit > auditMaxPage {
+		return q, badRequest{fmt.Sprintf("page_size must be 0..%d", auditMaxPage)}
+	}
+	if tok := pageToken; tok != "" {
 		n, err := strconv.ParseUint(strings.TrimPrefix(tok, "s"), 10, 64)
 		if err != nil || !strings.HasPrefix(tok, "s") {
-			return q, auditBadRequest{"invalid page_token"}
+			return q, badRequest{"invalid page_token"}
 		}
 		if q.Newest {
 			q.ToSeq = n
@@ -133,7 +119,7 @@ func (s *AuditService) auditQuery(req *shieldv1.QueryAuditRequest) (audit.Query,
 			q.FromSeq = n
 		}
 	}
-	if f := req.GetFilter(); f != "" {
+	if f := filter; f != "" {
 		m, err := s.auditFilter(f)
 		if err != nil {
 			return q, err
@@ -146,18 +132,18 @@ func (s *AuditService) auditQuery(req *shieldv1.QueryAuditRequest) (audit.Query,
 // auditFilter compiles a CEL filter over `record`, bounded in cost.
 func (s *AuditService) auditFilter(expr string) (func(*audit.Record) (bool, error), error) {
 	if len(expr) > auditFilterMaxLen {
-		return nil, auditBadRequest{fmt.Sprintf("filter longer than %d bytes", auditFilterMaxLen)}
+		return nil, badRequest{fmt.Sprintf("filter longer than %d bytes", auditFilterMaxLen)}
 	}
 	ast, iss := s.celEnv.Compile(expr)
 	if iss.Err() != nil {
-		return nil, auditBadRequest{"filter: " + iss.Err().Error()}
+		return nil, badRequest{"filter: " + iss.Err().Error()}
 	}
 	if ast.OutputType() != cel.BoolType && ast.OutputType() != cel.DynType {
-		return nil, auditBadRequest{"filter must be a boolean expression"}
+		return nil, badRequest{"filter must be a boolean expression"}
 	}
 	prg, err := s.celEnv.Program(ast, cel.CostLimit(auditCELCostLimit), cel.EvalOptions(cel.OptOptimize))
 	if err != nil {
-		return nil, auditBadRequest{"filter: " + err.Error()}
+		return nil, badRequest{"filter: " + err.Error()}
 	}
 	return func(r *audit.Record) (bool, error) {
 		var payload map[string]any
@@ -180,7 +166,7 @@ func (s *AuditService) auditFilter(expr string) (func(*audit.Record) (bool, erro
 func (s *AuditService) Get(ctx context.Context, req *shieldv1.GetAuditRecordRequest) (*shieldv1.AuditRecord, error) {
 	r, err := s.log.Get(req.GetSeq())
 	if err != nil {
-		return nil, auditStatus(err)
+		return nil, Status(err)
 	}
 	return auditRecordToProto(r), nil
 }
@@ -194,11 +180,11 @@ func (s *AuditService) Tail(req *shieldv1.TailAuditRequest, stream shieldv1.Audi
 	}
 	for {
 		if err := s.log.Wait(ctx, next); err != nil {
-			return auditStatus(err)
+			return Status(err)
 		}
 		res, err := s.log.Query(ctx, audit.Query{FromSeq: next, Limit: auditTailPage})
 		if err != nil {
-			return auditStatus(err)
+			return Status(err)
 		}
 		for i, r := range res.Records {
 			res.Records[i] = nil
@@ -243,11 +229,11 @@ func (s *AuditService) InclusionProof(ctx context.Context, req *shieldv1.AuditIn
 	}
 	leaf, proof, err := s.log.InclusionProof(req.GetSeq(), size)
 	if err != nil {
-		return nil, auditStatus(err)
+		return nil, Status(err)
 	}
 	root, err := s.log.Root(size)
 	if err != nil {
-		return nil, auditStatus(err)
+		return nil, Status(err)
 	}
 	return &shieldv1.AuditInclusionProof{Seq: req.GetSeq(), TreeSize: size, LeafHash: leaf, Hashes: proof, RootHash: root}, nil
 }
@@ -266,15 +252,15 @@ func (s *AuditService) ConsistencyProof(ctx context.Context, req *shieldv1.Audit
 	}
 	proof, err := s.log.ConsistencyProof(req.GetOldSize(), newSize)
 	if err != nil {
-		return nil, auditStatus(err)
+		return nil, Status(err)
 	}
 	oldRoot, err := s.log.Root(req.GetOldSize())
 	if err != nil {
-		return nil, auditStatus(err)
+		return nil, Status(err)
 	}
 	newRoot, err := s.log.Root(newSize)
 	if err != nil {
-		return nil, auditStatus(err)
+		return nil, Status(err)
 	}
 	return &shieldv1.AuditConsistencyProof{OldSize: req.GetOldSize(), NewSize: newSize, Hashes: proof,
 		OldRootHash: oldRoot, NewRootHash: newRoot}, nil

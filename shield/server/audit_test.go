@@ -87,6 +87,8 @@ func TestAuditServiceQuery(t *testing.T) {
 	}
 	for _, bad := range []*shieldv1.QueryAuditRequest{
 		{Filter: `record.seq +`}, {Filter: `1 + 2`}, {PageToken: "zz"}, {PageSize: 5000},
+		// The filters audit.Query.Validate refuses, as the CLI and the HTTP API do.
+		{Decision: "maybe"}, {Tier: proto.Int32(4)}, {Tier: proto.Int32(-1)}, {Types: []string{"decisions"}},
 	} {
 		if _, err := c.Query(ctx, bad); status.Code(err) != codes.InvalidArgument {
 			t.Errorf("Query(%v) = %v, want InvalidArgument", bad, err)

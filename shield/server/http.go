@@ -25,7 +25,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/shieldsec/shield/audit"
-	"github.com/shieldsec/shield/shield/approval"
 )
 
 // The HTTP/JSON API is a hand-written mux over the same service adapters as gRPC (ShieldService,
@@ -43,7 +42,7 @@ type HTTPOptions struct {
 	Shield *ShieldService
 	// Approvals and ApprovalStore serve /v1/approvals (nil: tier 3 is off, 404).
 	Approvals     *ApprovalService
-	ApprovalStore *approval.Service
+	ApprovalStore ApprovalStore
 	// AuditLog serves /v1/audit (nil: no audit log, 404).
 	AuditLog *audit.Log
 	// Shedder bounds concurrent requests per class and peer, as on gRPC (nil: no bound beyond
@@ -367,10 +366,8 @@ func writeError(w http.ResponseWriter, err error) {
 			st = status.Newf(codes.ResourceExhausted, "request body larger than %d bytes", mbe.Limit)
 			writeJSON(w, http.StatusRequestEntityTooLarge, httpError{Code: codeName(st.Code()), Message: st.Message()})
 			return
-		case errors.Is(err, context.Canceled):
-			st = status.New(codes.Canceled, "canceled")
 		default:
-			st = status.New(codes.Internal, "internal error")
+			st = status.Convert(Status(err))
 		}
 	}
 	writeJSON(w, httpStatusOf(st.Code()), httpError{Code: codeName(st.Code()), Message: st.Message()})

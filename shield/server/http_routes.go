@@ -12,7 +12,6 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/shieldsec/shield/audit"
 	shieldv1 "github.com/shieldsec/shield/proto/shield/v1"
@@ -261,7 +260,7 @@ type approvalEffects struct {
 func (h *HTTP) approvalEffects(w http.ResponseWriter, r *http.Request) error {
 	x, err := h.o.ApprovalStore.Get(r.PathValue("id"))
 	if err != nil {
-		return approvalError(err)
+		return Status(err)
 	}
 	args, err := normalize.DecodeArguments(x.Arguments, normalize.Limits{MaxBytes: h.o.MaxArgumentBytes})
 	if err != nil {
@@ -357,45 +356,26 @@ func (h *HTTP) approvalsEvents(w http.ResponseWriter, r *http.Request) error {
 
 func (h *HTTP) auditQuery(a *AuditService) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		q := r.URL.Query()
-		req := &shieldv1.QueryAuditRequest{SessionId: q.Get("session_id"), AgentId: q.Get("agent_id"), Tool: q.Get("tool"),
-			ActionClass: q.Get("action_class"), Decision: q.Get("decision"), Rule: q.Get("rule"), Types: q["type"],
-			Filter: q.Get("filter"), PageToken: q.Get("page_token")}
-		if d := strings.ToUpper(req.Decision); d != "" && d != "ALLOW" && d != "BLOCK" && d != "ESCALATE" {
-			return status.Errorf(codes.InvalidArgument, "decision=%q: use ALLOW, BLOCK or ESCALATE", req.Decision)
-		}
-		for _, k := range []string{"since", "until"} {
-			v := q.Get(k)
-			if v == "" {
-				continue
-			}
-			t, err := time.Parse(time.RFC3339Nano, v)
-			if err != nil {
-				return status.Errorf(codes.InvalidArgument, "%s=%q: want an RFC 3339 time, e.g. 2026-01-02T15:04:05Z", k, v)
-			}
-			if k == "since" {
-				req.Since = timestamppb.New(t)
-			} else {
-				req.Until = timestamppb.New(t)
-			}
-		}
-		if v := q.Get("tier"); v != "" {
-			n, err := queryInt(r, "tier", -1, 3)
-			if err != nil {
-				return err
-			}
-			t := int32(n)
-			req.Tier = &t
+		v := r.URL.Query()
+		q, err := audit.ParseFilter(audit.FilterArgs{Since: v.Get("since"), Until: v.Get("until"),
+			SessionID: v.Get("session_id"), AgentID: v.Get("agent_id"), Tool: v.Get("tool"),
+			ActionClass: v.Get("action_class"), Rule: v.Get("rule"), Decision: v.Get("decision"),
+			Tier: v.Get("tier"), Types: v["type"]}, time.Now())
+		if err != nil {
+			return Status(err)
 		}
 		n, err := queryInt(r, "page_size", 0, auditMaxPage)
 		if err != nil {
 			return err
 		}
-		req.PageSize = int32(n)
-		if req.NewestFirst, err = queryBool(r, "newest_first"); err != nil {
+		newest, err := queryBool(r, "newest_first")
+		if err != nil {
 			return err
 		}
-		resp, err := a.Query(r.Context(), req)
+		if q, err = a.pagedQuery(q, newest, int(n), v.Get("page_token"), v.Get("filter")); err != nil {
+			return Status(err)
+		}
+		resp, err := a.runQuery(r.Context(), q)
 		if err != nil {
 			return err
 		}
@@ -526,12 +506,12 @@ func (h *HTTP) auditTail(w http.ResponseWriter, r *http.Request) error {
 				}
 				continue
 			}
-			_ = sse.send("event: error\ndata: " + strconv.Quote(status.Convert(auditStatus(err)).Message()) + "\n\n")
+			_ = sse.send("event: error\ndata: " + strconv.Quote(status.Convert(Status(err)).Message()) + "\n\n")
 			return nil
 		}
 		res, err := l.Query(ctx, audit.Query{FromSeq: next, Limit: auditTailPage})
 		if err != nil {
-			_ = sse.send("event: error\ndata: " + strconv.Quote(status.Convert(auditStatus(err)).Message()) + "\n\n")
+			_ = sse.send("event: error\ndata: " + strconv.Quote(status.Convert(Status(err)).Message()) + "\n\n")
 			return nil
 		}
 		for i, rec := range res.Records {

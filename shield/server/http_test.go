@@ -56,12 +56,8 @@ func (r logRecorder) RecordDecision(ctx context.Context, rec *shield.DecisionRec
 
 type approvalLogRecorder struct{ l *audit.Log }
 
-func (r approvalLogRecorder) Record(ctx context.Context, typ string, payload any) error {
-	t := audit.TypeApprovalResolved
-	if typ == "approval_requested" {
-		t = audit.TypeApprovalRequested
-	}
-	_, err := r.l.Append(ctx, t, payload)
+func (r approvalLogRecorder) Record(ctx context.Context, ev approval.Event, payload *approval.Approval) error {
+	_, err := r.l.Append(ctx, ev.Type(), payload)
 	return err
 }
 
@@ -364,7 +360,10 @@ func TestHTTPBadRequests(t *testing.T) {
 		{"form post", "POST", "/v1/evaluate", tokHTTPAgent, httpEvalBody, "application/x-www-form-urlencoded", 400, "Content-Type must be application/json"},
 		{"max_tier by agent", "POST", "/v1/evaluate", tokHTTPAgent, `{"call": {"tool": "Bash"}, "max_tier": 0}`, "", 403, "only the admin role"},
 		{"bad page size", "GET", "/v1/approvals?page_size=9999", tokHTTPApprover, "", "", 400, "page_size"},
-		{"bad decision filter", "GET", "/v1/audit/records?decision=maybe", tokHTTPAuditor, "", "", 400, "use ALLOW, BLOCK or ESCALATE"},
+		{"bad decision filter", "GET", "/v1/audit/records?decision=maybe", tokHTTPAuditor, "", "", 400, "want one of ALLOW, BLOCK, ESCALATE"},
+		{"bad tier filter", "GET", "/v1/audit/records?tier=7", tokHTTPAuditor, "", "", 400, "tier \"7\": want 0..3"},
+		{"unknown type filter", "GET", "/v1/audit/records?type=decisions", tokHTTPAuditor, "", "", 400, "want one of decision, bundle_activated"},
+		{"backwards range", "GET", "/v1/audit/records?since=2026-01-02T00:00:00Z&until=2026-01-01T00:00:00Z", tokHTTPAuditor, "", "", 400, "want a time at or after since"},
 		{"bad since", "GET", "/v1/audit/records?since=yesterday", tokHTTPAuditor, "", "", 400, "RFC 3339"},
 		{"bad seq", "GET", "/v1/audit/records/x1", tokHTTPAuditor, "", "", 400, "sequence number"},
 		{"no record", "GET", "/v1/audit/records/99999", tokHTTPAuditor, "", "", 404, "no such audit record"},

@@ -12,6 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
+
+	"github.com/shieldsec/shield/audit"
 )
 
 // httpOnlyMethods are routes with no gRPC method of their own, authorised under a service's
@@ -193,5 +195,48 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 		if v[k] == nil {
 			t.Errorf("Verdict schema lacks %s", k)
 		}
+	}
+}
+
+// TestOpenAPIAuditFilterValues: the values the document lists for the audit query's decision and
+// type filters are the ones audit.ParseFilter accepts.
+func TestOpenAPIAuditFilterValues(t *testing.T) {
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Parameters []struct {
+				Name   string `json:"name"`
+				Schema struct {
+					Enum  []string `json:"enum"`
+					Items struct {
+						Enum []string `json:"enum"`
+					} `json:"items"`
+				} `json:"schema"`
+			} `json:"parameters"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(openapiDoc, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, ty := range audit.Types {
+		types = append(types, string(ty))
+	}
+	found := 0
+	for _, p := range doc.Paths["/v1/audit/records"]["get"].Parameters {
+		switch p.Name {
+		case "decision":
+			found++
+			if d := cmp.Diff(audit.Decisions, p.Schema.Enum); d != "" {
+				t.Errorf("decision enum (-audit +openapi):\n%s", d)
+			}
+		case "type":
+			found++
+			if d := cmp.Diff(types, p.Schema.Items.Enum); d != "" {
+				t.Errorf("type enum (-audit +openapi):\n%s", d)
+			}
+		}
+	}
+	if found != 2 {
+		t.Fatalf("GET /v1/audit/records documents %d of the decision and type parameters", found)
 	}
 }

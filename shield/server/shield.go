@@ -7,7 +7,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -95,10 +94,8 @@ func (s *ShieldService) Evaluate(ctx context.Context, req *shieldv1.EvaluateRequ
 // evaluateError maps a pipeline error to a status. Invalid calls are INVALID_ARGUMENT with the
 // problem and the decision id (the BLOCK was audited under it); nothing else leaks details.
 func evaluateError(err error, v *shield.Verdict) error {
-	if errors.Is(err, shield.ErrInvalidCall) {
-		return status.Errorf(codes.InvalidArgument, "%v (decision %s: BLOCK)", err, v.DecisionID)
-	}
-	return status.Errorf(codes.Internal, "internal error (decision %s: BLOCK)", v.DecisionID)
+	st := status.Convert(Status(err))
+	return status.Errorf(st.Code(), "%s (decision %s: BLOCK)", st.Message(), v.DecisionID)
 }
 
 // VerdictToProto converts a domain verdict to its wire form.

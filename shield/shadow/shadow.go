@@ -29,8 +29,8 @@ import (
 
 // Audit record types written by the evaluator.
 const (
-	TypeDecision audit.Type = "shadow_decision"
-	TypeSummary  audit.Type = "shadow_summary"
+	TypeDecision = audit.TypeShadowDecision
+	TypeSummary  = audit.TypeShadowSummary
 )
 
 // Defaults of Config.

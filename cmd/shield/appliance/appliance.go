@@ -22,6 +22,7 @@ import (
 	"google.golang.org/grpc/reflection"
 
 	"github.com/shieldsec/shield/audit"
+	"github.com/shieldsec/shield/engine"
 	"github.com/shieldsec/shield/policy"
 	shieldv1 "github.com/shieldsec/shield/proto/shield/v1"
 	"github.com/shieldsec/shield/shield"
@@ -166,8 +167,8 @@ func (a *Appliance) accept(b *policy.Bundle) error {
 	if err != nil {
 		return err
 	}
-	recordEvent(context.Background(), a.audit, a.log, audit.TypeBundleActivated, map[string]any{
-		"bundle_revision": pol.Revision, "bundle_digest": pol.Digest, "rules": pol.RuleCounts})
+	recordEvent(context.Background(), a.audit, a.log, audit.TypeBundleActivated, audit.BundleActivated{
+		BundleRevision: pol.Revision, BundleDigest: pol.Digest, Rules: pol.RuleCounts})
 	return nil
 }
 
@@ -207,8 +208,8 @@ func New(ctx context.Context, cfg *Config, log *slog.Logger) (_ *Appliance, err 
 	}
 	reg.MustRegister(AuditCollectors(a.audit)...)
 	pol := p.policy
-	recordEvent(ctx, a.audit, log, audit.TypeServiceStart, map[string]any{"version": Version, "pid": os.Getpid(),
-		"bundle_revision": pol.Revision, "bundle_digest": pol.Digest, "rules": pol.RuleCounts})
+	recordEvent(ctx, a.audit, log, audit.TypeServiceStart, audit.ServiceStart{Version: Version, PID: os.Getpid(),
+		BundleRevision: pol.Revision, BundleDigest: pol.Digest, Rules: pol.RuleCounts})
 	if a.stopAnchor, err = startAnchoring(ctx, cfg, a.audit, log); err != nil {
 		a.stopAnchor = func() {}
 		return nil, fmt.Errorf("rekor anchoring: %w", err)
@@ -290,19 +291,16 @@ func New(ctx context.Context, cfg *Config, log *slog.Logger) (_ *Appliance, err 
 	return a, nil
 }
 
-// buildServer builds the one gRPC server. Interceptors: authenticate and authorise, shed what is
-// over a limit (Health never is), count evaluations, and recover a handler panic last.
+// buildServer builds the one gRPC server (server.NewGRPC). Interceptors: authenticate and
+// authorise, shed what is over a limit (Health never is), count evaluations; NewGRPC adds the
+// error mapper and panic recovery last.
 func (a *Appliance) buildServer(auth *server.Auth, m *shield.Metrics) error {
 	shed := server.NewShedder(a.limits, a.reg, a.log)
 	a.shed, a.auth = shed, auth
-	a.grpc = grpc.NewServer(append(a.limits.ServerOptions(),
-		grpc.Creds(auth.Credentials()),
-		grpc.MaxRecvMsgSize(maxRecvMsgSize(a.cfg)),
-		grpc.ForceServerCodecV2(server.Codec()), // invalid UTF-8 reaches Evaluate: INVALID_ARGUMENT, audited
-		grpc.InTapHandle(shed.TapHandle()),
-		grpc.ChainUnaryInterceptor(auth.UnaryInterceptor(), shed.UnaryInterceptor(), inFlightInterceptor(m), server.RecoverUnary(a.log)),
-		grpc.ChainStreamInterceptor(auth.StreamInterceptor(), shed.StreamInterceptor(), server.RecoverStream(a.log)),
-	)...)
+	a.grpc = server.NewGRPC(server.GRPCConfig{Log: a.log, Limits: a.limits, Creds: auth.Credentials(),
+		MaxRecvMsgSize: maxRecvMsgSize(a.cfg), Tap: shed.TapHandle(),
+		Unary:  []grpc.UnaryServerInterceptor{auth.UnaryInterceptor(), shed.UnaryInterceptor(), inFlightInterceptor(m)},
+		Stream: []grpc.StreamServerInterceptor{auth.StreamInterceptor(), shed.StreamInterceptor()}})
 	a.svc = server.NewShieldService(a.pipeline, a, Version)
 	a.svc.Identity = identity
 	shieldv1.RegisterShieldServiceServer(a.grpc, a.svc)
@@ -435,8 +433,8 @@ func (a *Appliance) Run(ctx context.Context) error {
 			}
 			// The appliance keeps deciding for every other engine and runtime.
 			log.Error("hosted engine stopped for good; the appliance keeps serving", "workspace", e.Workspace(), "error", err.Error())
-			recordEvent(context.WithoutCancel(gctx), a.audit, log, audit.TypeAgentEvent, map[string]any{"event": "engine_stopped",
-				"detail": map[string]any{"workspace": e.Workspace(), "error": err.Error()}})
+			typ, payload := engine.EventEngineStopped.Record(map[string]any{"workspace": e.Workspace(), "error": err.Error()})
+			recordEvent(context.WithoutCancel(gctx), a.audit, log, typ, payload)
 			return nil
 		})
 	}
@@ -535,7 +533,7 @@ func (a *Appliance) Close() {
 			_ = a.approvals.Close()
 		}
 		if a.audit != nil {
-			recordEvent(context.Background(), a.audit, a.log, audit.TypeServiceStop, map[string]any{"version": Version, "pid": os.Getpid()})
+			recordEvent(context.Background(), a.audit, a.log, audit.TypeServiceStop, audit.ServiceStop{Version: Version, PID: os.Getpid()})
 			if err := a.audit.Close(); err != nil {
 				a.log.Error("close audit log", "error", err.Error())
 			}

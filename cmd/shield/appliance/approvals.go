@@ -49,10 +49,10 @@ func openApprovals(cfg *Config, al AuditLog, log *slog.Logger) (*approval.Servic
 // approvalRecorder writes approval events to the audit trail.
 type approvalRecorder struct{ l *audit.Log }
 
-func (r approvalRecorder) Record(ctx context.Context, typ string, payload any) error {
-	t := audit.TypeApprovalResolved
-	if typ == "approval_requested" {
-		t = audit.TypeApprovalRequested
+func (r approvalRecorder) Record(ctx context.Context, ev approval.Event, payload *approval.Approval) error {
+	t := ev.Type()
+	if t == "" {
+		return fmt.Errorf("approval event %d has no audit record type", ev)
 	}
 	_, err := r.l.Append(ctx, t, payload)
 	return err

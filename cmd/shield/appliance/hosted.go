@@ -7,6 +7,7 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/url"
@@ -25,6 +26,7 @@ import (
 	"github.com/shieldsec/shield/engine"
 	"github.com/shieldsec/shield/engine/exec"
 	agentv1 "github.com/shieldsec/shield/proto/agent/v1"
+	"github.com/shieldsec/shield/shield/server"
 )
 
 // RegistryEntry is what a running engine writes so `shield chat` can find it.
@@ -71,15 +73,15 @@ func (e *Engine) Workspace() string { return e.cfg.Workspace }
 // engineRecorder writes engine events to the audit trail as their own record types.
 type engineRecorder struct{ l *audit.Log }
 
-func (r engineRecorder) Record(ctx context.Context, typ string, payload any) error {
+func (r engineRecorder) Record(ctx context.Context, ev engine.Event, detail any) error {
 	if r.l == nil {
 		return nil
 	}
-	if typ == string(audit.TypeSandboxCanaryResult) {
-		_, err := r.l.Append(ctx, audit.TypeSandboxCanaryResult, payload)
-		return err
+	if ev.Name() == "" {
+		return fmt.Errorf("engine event %d has no name", ev)
 	}
-	_, err := r.l.Append(ctx, audit.TypeAgentEvent, map[string]any{"event": typ, "detail": payload})
+	typ, payload := ev.Record(detail)
+	_, err := r.l.Append(ctx, typ, payload)
 	return err
 }
 
@@ -131,13 +133,16 @@ func newEngine(ec EngineConfig, sh engine.Shield, stateDir string, protected []s
 		return nil, err
 	}
 	e.port = e.clientL.Addr().(*net.TCPAddr).Port
-	e.client = grpc.NewServer(grpc.UnaryInterceptor(tokenUnary(clientToken)), grpc.StreamInterceptor(tokenStream(clientToken)))
+	e.client = server.NewGRPC(server.GRPCConfig{Log: log, Unary: []grpc.UnaryServerInterceptor{tokenUnary(clientToken)},
+		Stream: []grpc.StreamServerInterceptor{tokenStream(clientToken)}})
 	agentv1.RegisterClientServiceServer(e.client, e.eng)
 	// AgentService: only on the socket pairs the supervisor hands to confined agents.
 	e.agentL = engine.NewConnListener()
-	e.agents = grpc.NewServer()
+	e.agents = server.NewGRPC(server.GRPCConfig{Log: log})
 	agentv1.RegisterAgentServiceServer(e.agents, e.eng)
 	agentv1.RegisterSubAgentServiceServer(e.agents, e.eng)
+	// The same services in the OpenParallax protocol (openparallax.v1, seed 000), same listeners.
+	engine.RegisterOpenParallax(e.client, e.agents, e.eng, engine.OpenParallaxOptions{Model: ec.LLM.Model})
 	data, _ := json.Marshal(RegistryEntry{PID: os.Getpid(), Port: e.port, Workspace: ws, ClientToken: clientToken})
 	if err := writeFileAtomic(e.regPath, data, 0o600); err != nil {
 		e.clientL.Close()

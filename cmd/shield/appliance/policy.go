@@ -10,8 +10,8 @@ import (
 
 	"github.com/shieldsec/shield/policies"
 	"github.com/shieldsec/shield/policy"
+	"github.com/shieldsec/shield/policy/activate"
 	"github.com/shieldsec/shield/shield"
-	"github.com/shieldsec/shield/shield/bundle"
 )
 
 // LoadOptions are the bundle load options of the configuration (the signing key).
@@ -63,7 +63,7 @@ func Activate(cfg *Config, b *policy.Bundle) (*shield.Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	pol, err := bundle.Activate(b, bundle.Options{Workspace: cfg.Policy.Workspace, Home: HomeFor(cfg.Policy), ResolveLinks: cfg.Policy.ResolveLinks})
+	pol, err := activate.Activate(b, activate.Options{Workspace: cfg.Policy.Workspace, Home: HomeFor(cfg.Policy), ResolveLinks: cfg.Policy.ResolveLinks})
 	if err != nil {
 		return nil, fmt.Errorf("activate policy bundle %s: %w", b.Source, err)
 	}

@@ -51,6 +51,14 @@ readable(e) if {
 
 readable(e) if user_cache(e.target)
 
+# A key read only to be loaded into the local ssh agent (judged by its agent_load secret effect).
+readable(e) if {
+	some x in input.effects
+	x.kind == "secret"
+	x.detail == "agent_load"
+	x.target == e.target
+}
+
 # Listing a home directory itself (not what is in it).
 readable(e) if {
 	some pat in cfg.read_exact_patterns
@@ -102,7 +110,22 @@ inside(e) if {
 secret_target(t) if {
 	some x in input.effects
 	x.kind == "secret"
+	x.detail != "agent_load"
 	x.target == t
+}
+
+# A private key loaded into the local ssh agent (ssh-add KEY): the key goes to the agent, not to
+# the caller; inside while nothing in the call leaves the host (with anything leaving,
+# effects.secret-egress judges it).
+inside(e) if {
+	e.kind == "secret"
+	e.detail == "agent_load"
+	not anything_leaves
+}
+
+anything_leaves if {
+	some o in input.effects
+	leaves_host(o)
 }
 
 # Writes in the workspace, sensitive or not: what runs later (hooks, editor tasks) is judged by its
@@ -148,7 +171,7 @@ inside(e) if {
 
 inline_code_capable(code) if contains(code, "\u0060") # Ruby/Perl/shell backticks run a command
 
-inline_code_capable(code) if regex.match(`(?i)\b(os\.(system|popen|exec|spawn|remove|unlink|rmdir|fork|kill|chmod|environ)|subprocess|pty|socket|urllib|requests|httpx|http\.client|aiohttp|ftplib|smtplib|telnetlib|paramiko|exec\s*\(|eval\s*\(|compile\s*\(|__import__|importlib|ctypes|marshal|pickle|shutil|pathlib|open\s*\([^)]*['"][wax+]|write(file|_text|_bytes)?\s*\(|child_process|spawn|execSync|require\s*\(\s*['"](https?|net|tls|dgram|fs|child_process|vm)['"]|fetch\s*\(|XMLHttpRequest|system\s*\(|IO::Socket|LWP|Net::|open3|%x|Kernel\.|Open3|File\.(write|delete|open)|IO\.popen|Process\.|Runtime\.getRuntime|ProcessBuilder|unlink|rmtree|chmod|chown|setuid|getenv|ENV\[|process\.env|\$_ENV)`, code)
+inline_code_capable(code) if regex.match(`(?i)\b(os\.(system|popen|exec|spawn|remove|unlink|rmdir|fork|kill|chmod|environ)|subprocess|pty|socket|urllib|requests|httpx|http\.client|aiohttp|ftplib|smtplib|telnetlib|paramiko|exec\s*\(|eval\s*\(|compile\s*\(|__import__|importlib|ctypes|marshal|pickle|shutil|pathlib|open\s*\([^)]*['"][wax+]|write(file|_text|_bytes)?\s*\(|child_process|spawn|execSync|require\s*\(\s*['"](https?|net|tls|dgram|fs|child_process|vm)['"]|fetch\s*\(|XMLHttpRequest|system\s*\(|IO::Socket|LWP|Net::|open3|%x|Kernel\.|Open3|File\.(write|delete|open)|IO\.popen|Process\.(spawn|kill|exec|fork|daemon|detach|setuid|setgid|setsid|binding|dlopen|chdir|abort)|Runtime\.getRuntime|ProcessBuilder|unlink|rmtree|chmod|chown|setuid|getenv|ENV\[|process\.env|\$_ENV)`, code)
 
 inside(e) if {
 	e.kind == "exec"
@@ -213,6 +236,22 @@ flows_into(e) if {
 reads_secret if {
 	some x in input.effects
 	x.kind == "secret"
+	x.detail != "request"
+}
+
+# A secret-named environment variable carried in a request (a header, the user agent, the URL):
+# inside when every host the call connects to is allowed egress (a token sent to the API it
+# authenticates); effects.secret-in-request judges the rest.
+inside(e) if {
+	e.kind == "secret"
+	e.detail == "request"
+	not connects_beyond_egress
+}
+
+connects_beyond_egress if {
+	some o in input.effects
+	o.kind == "connect"
+	not egress_allowed(o)
 }
 
 inside(e) if {
@@ -381,9 +420,32 @@ leaves_host(e) if e.kind in {"send", "push"}
 deny contains finding("effects.secret-egress", sprintf("a secret (%s) and data leaving the host (%s %s) in one call", [s.target, o.kind, o.target])) if {
 	some s in input.effects
 	s.kind == "secret"
-	s.detail != "session"
+	not s.detail in {"session", "request"}
 	some o in input.effects
 	leaves_host(o)
+}
+
+# A secret-named environment variable in any part of a request (header, user agent, form field,
+# URL, body) sent to a host outside the allowed egress: exfiltration whatever the argument.
+# A database client's statement that destroys data (DROP, TRUNCATE, DELETE/UPDATE without WHERE,
+# FLUSHALL, dropDatabase) against a database that is not a workspace file or on this host: a
+# destructive effect on shared data, whatever the client. Against a local server it stays outside
+# the envelope (a human decides).
+deny contains finding("effects.database-destroy", sprintf("%s on %s", [e.detail, e.target])) if {
+	some e in input.effects
+	e.kind == "delete"
+	startswith(e.detail, "database ")
+	not e.in_workspace
+	not loopback_host(trim_prefix(e.target, "database:"))
+}
+
+deny contains finding("effects.secret-in-request", sprintf("sends %s to %s, outside the allowed egress", [s.target, o.target])) if {
+	some s in input.effects
+	s.kind == "secret"
+	s.detail == "request"
+	some o in input.effects
+	o.kind == "connect"
+	not egress_allowed(o)
 }
 
 # Session context (shield/normalize/sessions.go): a secret read by an earlier allowed call of the

@@ -286,3 +286,43 @@ test_secret_now_still_blocks if {
 	inp := act("exec", [eff("secret", "/home/u/.ssh/id_rsa", "ssh_key", false), eff("connect", "collect.example.net", "https", false)])
 	"effects.secret-egress" in rules(shield.deny) with input as inp
 }
+
+# ---- secrets carried in a request, database destruction, keys loaded into the ssh agent
+
+test_request_secret_beyond_egress_denied if {
+	inp := act("exec", [eff("secret", "env:AWS_SECRET_ACCESS_KEY", "request", false), eff("connect", "telemetry.example.com:443", "https", false)])
+	"effects.secret-in-request" in rules(shield.deny) with input as inp
+}
+
+test_request_secret_to_allowed_egress_allowed if {
+	inp := act("exec", [eff("secret", "env:GITHUB_TOKEN", "request", false), eff("connect", "api.github.com:443", "https", false)])
+	count(shield.deny) == 0 with input as inp
+	"exec.known-effects" in rules(shield.allow) with input as inp
+}
+
+test_database_destroy_remote_denied if {
+	inp := act("exec", [eff("delete", "database:db.prod.internal", "database DROP DATABASE", false)])
+	"effects.database-destroy" in rules(shield.deny) with input as inp
+}
+
+test_database_destroy_local_escalated_not_denied if {
+	inp := act("exec", [eff("delete", "database:localhost", "database TRUNCATE", false)])
+	not "effects.database-destroy" in rules(shield.deny) with input as inp
+	not "exec.known-effects" in rules(shield.allow) with input as inp
+}
+
+test_database_destroy_workspace_file_allowed if {
+	inp := act("exec", [eff("delete", "database:/w/dev.db", "database DROP TABLE", true)])
+	count(shield.deny) == 0 with input as inp
+}
+
+test_agent_load_key_allowed_alone if {
+	inp := act("exec", [eff("read", "/h/.ssh/id_ed25519", "ssh_key", false), eff("secret", "/h/.ssh/id_ed25519", "agent_load", false)])
+	"exec.known-effects" in rules(shield.allow) with input as inp
+}
+
+test_agent_load_key_with_egress_denied if {
+	inp := act("exec", [eff("secret", "/h/.ssh/id_ed25519", "agent_load", false), eff("connect", "x.example.net:443", "https", false)])
+	"effects.secret-egress" in rules(shield.deny) with input as inp
+	not "exec.known-effects" in rules(shield.allow) with input as inp
+}

@@ -1239,8 +1239,18 @@ type PipelineEvent struct {
 	TimeoutSeconds int64    `protobuf:"varint,11,opt,name=timeout_seconds,json=timeoutSeconds,proto3" json:"timeout_seconds,omitempty"` // tier 3: how long the approval stays open
 	IsError        bool     `protobuf:"varint,12,opt,name=is_error,json=isError,proto3" json:"is_error,omitempty"`
 	Seq            int64    `protobuf:"varint,13,opt,name=seq,proto3" json:"seq,omitempty"` // per-stream sequence number, from 1
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// shield_verdict: the tier that decided (0 CEL, 1 Rego, 2 judge, 3 human, -1 the pipeline
+	// itself) and its confidence.
+	Tier       int32   `protobuf:"varint,14,opt,name=tier,proto3" json:"tier,omitempty"`
+	Confidence float64 `protobuf:"fixed64,15,opt,name=confidence,proto3" json:"confidence,omitempty"`
+	// error: a stable code (AGENT_UNAVAILABLE, AGENT_ERROR, TURN_TIMEOUT, ...) and whether a new
+	// message may succeed.
+	Code        string `protobuf:"bytes,16,opt,name=code,proto3" json:"code,omitempty"`
+	Recoverable bool   `protobuf:"varint,17,opt,name=recoverable,proto3" json:"recoverable,omitempty"`
+	// When the engine emitted the event (unix milliseconds).
+	TimeUnixMs    int64 `protobuf:"varint,18,opt,name=time_unix_ms,json=timeUnixMs,proto3" json:"time_unix_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PipelineEvent) Reset() {
@@ -1360,6 +1370,41 @@ func (x *PipelineEvent) GetIsError() bool {
 func (x *PipelineEvent) GetSeq() int64 {
 	if x != nil {
 		return x.Seq
+	}
+	return 0
+}
+
+func (x *PipelineEvent) GetTier() int32 {
+	if x != nil {
+		return x.Tier
+	}
+	return 0
+}
+
+func (x *PipelineEvent) GetConfidence() float64 {
+	if x != nil {
+		return x.Confidence
+	}
+	return 0
+}
+
+func (x *PipelineEvent) GetCode() string {
+	if x != nil {
+		return x.Code
+	}
+	return ""
+}
+
+func (x *PipelineEvent) GetRecoverable() bool {
+	if x != nil {
+		return x.Recoverable
+	}
+	return false
+}
+
+func (x *PipelineEvent) GetTimeUnixMs() int64 {
+	if x != nil {
+		return x.TimeUnixMs
 	}
 	return 0
 }
@@ -1793,7 +1838,7 @@ const file_agent_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x18\n" +
 	"\acontent\x18\x02 \x01(\tR\acontent\x12)\n" +
-	"\x04mode\x18\x03 \x01(\x0e2\x15.agent.v1.SessionModeR\x04mode\"\xc8\x05\n" +
+	"\x04mode\x18\x03 \x01(\x0e2\x15.agent.v1.SessionModeR\x04mode\"\xd4\x06\n" +
 	"\rPipelineEvent\x120\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x1c.agent.v1.PipelineEvent.TypeR\x04type\x12\x1d\n" +
 	"\n" +
@@ -1810,7 +1855,15 @@ const file_agent_v1_agent_proto_rawDesc = "" +
 	" \x01(\tR\bactionId\x12'\n" +
 	"\x0ftimeout_seconds\x18\v \x01(\x03R\x0etimeoutSeconds\x12\x19\n" +
 	"\bis_error\x18\f \x01(\bR\aisError\x12\x10\n" +
-	"\x03seq\x18\r \x01(\x03R\x03seq\"\xbf\x02\n" +
+	"\x03seq\x18\r \x01(\x03R\x03seq\x12\x12\n" +
+	"\x04tier\x18\x0e \x01(\x05R\x04tier\x12\x1e\n" +
+	"\n" +
+	"confidence\x18\x0f \x01(\x01R\n" +
+	"confidence\x12\x12\n" +
+	"\x04code\x18\x10 \x01(\tR\x04code\x12 \n" +
+	"\vrecoverable\x18\x11 \x01(\bR\vrecoverable\x12 \n" +
+	"\ftime_unix_ms\x18\x12 \x01(\x03R\n" +
+	"timeUnixMs\"\xbf\x02\n" +
 	"\x04Type\x12\x14\n" +
 	"\x10TYPE_UNSPECIFIED\x10\x00\x12\r\n" +
 	"\tLLM_TOKEN\x10\x01\x12\x12\n" +

@@ -178,7 +178,7 @@ func scenarios() []scenario {
 				t.Error("created.txt is missing: the harmless call did not run")
 			}
 		}},
-		{name: "escalation approved by another identity runs", command: "printenv HOME > approved.txt", approve: true, check: func(t *testing.T, work, root string) {
+		{name: "escalation approved by another identity runs", command: "printenv > approved.txt", approve: true, check: func(t *testing.T, work, root string) {
 			if !fileExists(filepath.Join(work, "approved.txt")) {
 				t.Error("approved.txt is missing: the approved call did not run")
 			}
@@ -381,7 +381,7 @@ func checkAudit(t *testing.T, shield, state, runtime string) {
 		seen[fmt.Sprintf("%s %s", p.Arguments.Command, p.Decision)] = true
 	}
 	for _, want := range []string{"rm ../precious.txt && echo deleted BLOCK", "touch created.txt ALLOW",
-		"printenv HOME > approved.txt ESCALATE", "printenv HOME > approved.txt ALLOW tier3"} {
+		"printenv > approved.txt ESCALATE", "printenv > approved.txt ALLOW tier3"} {
 		if !seen[want] {
 			t.Errorf("no audit record %q with runtime %s", want, runtime)
 		}

@@ -1,4 +1,4 @@
-package bundle
+package activate
 
 import (
 	"bufio"

@@ -1,10 +1,11 @@
-// Package bundle activates a policy bundle: it builds the normaliser from the bundle's tool
+// Package activate activates a policy bundle: it builds the normaliser from the bundle's tool
 // catalog, compiles the CEL (tier 0) and Rego (tier 1) engines, runs the bundle's own tests (CEL
 // examples and *_test.rego), and returns the shield.Policy the pipeline serves. A bundle that
 // fails any step is rejected as a whole with every problem found.
 //
-// bundle is the one package that imports both tier engines; cmd/shield and the engine import it.
-package bundle
+// activate is the one package that imports both tier engines; only the composition root
+// (cmd/shield/appliance) and cmd/shield import it.
+package activate
 
 import (
 	"context"

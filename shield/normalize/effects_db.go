@@ -1,0 +1,117 @@
+package normalize
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Database clients (spec handler %h:db: psql, mysql, sqlite3, redis-cli, mongosh …): the
+// statements they are given by an option (-c, -e, --eval, -cmd), as operands (sqlite3 DB SQL,
+// redis-cli COMMAND) or on standard input are code. A statement that destroys data — DROP,
+// TRUNCATE, DELETE or UPDATE without WHERE, FLUSHALL/FLUSHDB, dropDatabase() — is a delete effect
+// on the database it runs against: "database:HOST" (the -h host, a URL operand's host, "(unresolved)"
+// for an expansion, "localhost" for the default socket) or "database:PATH" for a database file.
+
+var (
+	sqlDropRE     = regexp.MustCompile(`(?i)\b(DROP\s+(?:DATABASE|SCHEMA|TABLE|USER|ROLE|VIEW|COLLECTION|KEYSPACE|OWNED)|TRUNCATE)\b`)
+	sqlDeleteRE   = regexp.MustCompile(`(?i)\b(DELETE\s+FROM|UPDATE\s+\S+\s+SET)\b`)
+	sqlWhereRE    = regexp.MustCompile(`(?i)\bWHERE\b`)
+	redisFlushRE  = regexp.MustCompile(`(?i)(?:^|[\s;'"])(FLUSHALL|FLUSHDB)\b`)
+	mongoDropRE   = regexp.MustCompile(`dropDatabase\s*\(|\.drop\s*\(\s*\)|(?:deleteMany|remove)\s*\(\s*\{\s*\}\s*\)`)
+	dbURLSchemeRE = regexp.MustCompile(`^[a-z][a-z0-9+.-]*://`)
+)
+
+// destructiveStatement names the first destructive statement of code, or "".
+func destructiveStatement(code string) string {
+	if len(code) > maxExpandedWord {
+		code = code[:maxExpandedWord]
+	}
+	if m := sqlDropRE.FindString(code); m != "" {
+		return strings.ToUpper(strings.Join(strings.Fields(m), " "))
+	}
+	for _, st := range strings.Split(code, ";") {
+		if m := sqlDeleteRE.FindString(st); m != "" && !sqlWhereRE.MatchString(st) {
+			return strings.ToUpper(strings.Fields(m)[0]) + " without WHERE"
+		}
+	}
+	if m := redisFlushRE.FindStringSubmatch(code); m != nil {
+		return strings.ToUpper(m[1])
+	}
+	if m := mongoDropRE.FindString(code); m != "" {
+		return m
+	}
+	return ""
+}
+
+// dbStatements records the destructive statements of code run by a database client against
+// target ("database:…").
+func (w *walker) dbStatements(prog, target string, inWS bool, code string) {
+	if d := destructiveStatement(code); d != "" {
+		w.s.addEffect(Effect{Kind: EffectDelete, Target: target, Program: prog, Detail: "database " + d, InWorkspace: inWS})
+	}
+}
+
+// db handles a database client: which database it talks to, and what its statements destroy.
+func (w *walker) db(pa parsedArgs, name string, args words, stdin string) {
+	target, inWS := w.dbTarget(pa, name, args)
+	var code []string
+	for _, v := range pa.vals {
+		if v.role == "code" {
+			code = append(code, v.val)
+		}
+	}
+	ops := pa.words(args)
+	switch name {
+	case "sqlite3":
+		if len(ops.argv) > 1 {
+			code = append(code, strings.Join(ops.argv[1:], " "))
+		}
+	case "redis-cli", "valkey-cli", "keydb-cli":
+		if len(ops.argv) > 0 {
+			code = append(code, strings.Join(ops.argv, " "))
+		}
+	}
+	if stdin != "" {
+		code = append(code, stdin)
+	}
+	for _, c := range code {
+		w.dbStatements(name, target, inWS, c)
+	}
+}
+
+// dbTarget is the database a client's call addresses.
+func (w *walker) dbTarget(pa parsedArgs, name string, args words) (string, bool) {
+	s := w.s
+	if h, dyn, ok := pa.val("-h", "--host"); ok {
+		if dyn {
+			return "database:(unresolved)", false
+		}
+		return "database:" + h, false
+	}
+	ops := pa.words(args)
+	if name == "sqlite3" {
+		if len(ops.argv) == 0 || ops.argv[0] == ":memory:" {
+			return "database::memory:", true
+		}
+		if ops.dyn[0] {
+			return "database:(unresolved)", false
+		}
+		clean, ok := resolvePath(ops.argv[0], s.cwd, s.n.opt.Home)
+		if !ok {
+			return "database:(unresolved)", false
+		}
+		return "database:" + clean, inDir(clean, s.n.opt.Workspace)
+	}
+	for k, a := range ops.argv {
+		if ops.dyn[k] && isUnresolvedText(a) {
+			return "database:(unresolved)", false
+		}
+		if dbURLSchemeRE.MatchString(a) {
+			if u := parseURL(a, URLConnect, false); u.Host != "" {
+				return "database:" + u.Host, false
+			}
+			return "database:(unresolved)", false
+		}
+	}
+	return "database:localhost", false
+}
