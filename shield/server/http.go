@@ -173,10 +173,13 @@ func (h *HTTP) Server(idle time.Duration) *http.Server {
 	return s
 }
 
-// Serve serves the API on l (TLS when auth.tls is configured) until srv is closed.
+// Serve serves the API on l (TLS when auth.tls is configured) until srv is closed. Whether to
+// speak TLS is decided by the configuration, never by srv.TLSConfig at this point: the first
+// Serve of a server fills in a TLS configuration of its own (HTTP/2 set-up), which would turn the
+// next plain listener into a TLS one, racing with it.
 func (h *HTTP) Serve(srv *http.Server, l net.Listener) error {
 	var err error
-	if srv.TLSConfig != nil && l.Addr().Network() != "unix" {
+	if h.o.Auth.tlsCfg != nil && l.Addr().Network() != "unix" {
 		err = srv.Serve(tls.NewListener(l, srv.TLSConfig))
 	} else {
 		err = srv.Serve(l)
@@ -571,6 +574,7 @@ func ServeHTTP(cfg HTTPConfig, o HTTPOptions, limits Limits, m *ConnMetrics) (st
 		}
 		lis = append(lis, LimitListener(l, "http:"+a, limits.MaxConnections, limits.MaxConnectionsPerPeer, m, o.Log))
 	}
+	useTLS := h.o.Auth.tlsCfg != nil
 	for _, l := range lis {
 		go func(l net.Listener) {
 			if err := h.Serve(srv, l); err != nil {
@@ -578,7 +582,7 @@ func ServeHTTP(cfg HTTPConfig, o HTTPOptions, limits Limits, m *ConnMetrics) (st
 			}
 		}(l)
 		h.log.Info("serving HTTP API", "addr", l.Addr().String(), "network", l.Addr().Network(), "console", cfg.Console,
-			"tls", srv.TLSConfig != nil)
+			"tls", useTLS && l.Addr().Network() != "unix")
 	}
 	return func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -141,3 +141,43 @@ func TestHTTPMutualTLS(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPSeveralPlainListeners: without auth.tls every TCP listener speaks plain HTTP, however
+// many there are. The first Serve of an http.Server fills in a TLS configuration of its own; a
+// listener started after it once read that as "TLS configured" and wrapped itself in TLS.
+func TestHTTPSeveralPlainListeners(t *testing.T) {
+	auth, err := NewAuth(AuthConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var addrs []string
+	for range 3 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addrs = append(addrs, l.Addr().String())
+		l.Close()
+	}
+	stop, err := ServeHTTP(HTTPConfig{Listen: addrs}, HTTPOptions{Auth: auth, Shield: minimalShield(t)}, Limits{MaxConnections: 16}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	c := &http.Client{Timeout: 10 * time.Second}
+	for _, a := range addrs {
+		var resp *http.Response
+		for end := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if resp, err = c.Get("http://" + a + "/v1/health"); err == nil || time.Now().After(end) {
+				break
+			}
+		}
+		if err != nil {
+			t.Fatalf("plain HTTP on %s: %v", a, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("plain HTTP on %s: status %d", a, resp.StatusCode)
+		}
+	}
+}
