@@ -16,6 +16,7 @@ import (
 
 	"github.com/shieldsec/shield/shield"
 	"github.com/shieldsec/shield/shield/judge"
+	"github.com/shieldsec/shield/shield/proxy/client"
 	"github.com/shieldsec/shield/shield/server"
 )
 
@@ -265,21 +266,7 @@ var Geteuid = os.Geteuid
 // StateDirectory=), else /var/lib/shield for root, else $XDG_STATE_HOME/shield, else
 // ~/.local/state/shield. Never the working directory: run from a project, that would put the
 // audit trail and its signing key inside the agent's workspace.
-func DefaultStateDir() string {
-	if d := os.Getenv("STATE_DIRECTORY"); d != "" {
-		return strings.Split(d, ":")[0]
-	}
-	if Geteuid() == 0 {
-		return "/var/lib/shield"
-	}
-	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
-		return filepath.Join(d, "shield")
-	}
-	if h, err := os.UserHomeDir(); err == nil && filepath.IsAbs(h) {
-		return filepath.Join(h, ".local", "state", "shield")
-	}
-	return "/var/lib/shield"
-}
+func DefaultStateDir() string { return client.StateDirFor(Geteuid()) }
 
 // resolvePath returns p absolute with the symbolic links of its longest existing prefix
 // resolved (filepath.EvalSymlinks), so a link cannot hide that one path lies inside another.

@@ -34,11 +34,15 @@ const (
 // DefaultStateDir is the appliance's state directory when none is configured: $STATE_DIRECTORY
 // (systemd's StateDirectory=), else /var/lib/shield for root, else $XDG_STATE_HOME/shield, else
 // ~/.local/state/shield. It is the rule `shield serve` applies.
-func DefaultStateDir() string {
+func DefaultStateDir() string { return StateDirFor(os.Geteuid()) }
+
+// StateDirFor is DefaultStateDir for a process running with effective uid euid: the one rule,
+// shared by the appliance (which picks the directory) and every client (which finds its socket).
+func StateDirFor(euid int) string {
 	if d := os.Getenv("STATE_DIRECTORY"); d != "" {
 		return strings.Split(d, ":")[0]
 	}
-	if os.Geteuid() == 0 {
+	if euid == 0 {
 		return "/var/lib/shield"
 	}
 	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
