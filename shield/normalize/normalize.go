@@ -537,6 +537,9 @@ func (s *state) addPath(raw, role string) {
 		return
 	}
 	clean = s.n.onDisk(clean) // links.go
+	if inUnresolvedCwd(clean) {
+		s.addUnresolved("path " + raw + " (relative to an unresolved working directory)")
+	}
 	// One entry per (clean, role); a generic "arg" entry gives way to a specific role.
 	if s.pathSeen == nil {
 		s.pathSeen = map[string]int{}
@@ -548,6 +551,7 @@ func (s *state) addPath(raw, role string) {
 			return
 		case prev.Role == RoleArg:
 			prev.Role = role
+			prev.InWorkspace = s.pathInWorkspace(clean, role)
 			return
 		}
 		for _, p := range s.act.Paths {
@@ -565,8 +569,17 @@ func (s *state) addPath(raw, role string) {
 	}
 	kind := s.n.sens.classify(clean)
 	s.act.Paths = append(s.act.Paths, Path{Raw: raw, Clean: clean, Role: role,
-		InWorkspace: inDir(clean, s.n.opt.Workspace), Sensitive: kind != "", Kind: kind,
+		InWorkspace: s.pathInWorkspace(clean, role), Sensitive: kind != "", Kind: kind,
 		DotDot: hasDotDot(raw)})
+}
+
+// pathInWorkspace: a path with role lies in the workspace. Deleting or moving away the
+// workspace root itself is not a change inside it (effects_state.go).
+func (s *state) pathInWorkspace(clean, role string) bool {
+	if role == RoleDelete && isWorkspaceOrAncestor(clean, s.n.opt.Workspace) {
+		return false
+	}
+	return inDir(clean, s.n.opt.Workspace)
 }
 
 // hasDotDot reports whether a path as written has a ".." element.
