@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -568,9 +569,43 @@ func (s *state) addPath(raw, role string) {
 		s.pathSeen[clean] = len(s.act.Paths)
 	}
 	kind := s.n.sens.classify(clean)
+	dotdot := hasDotDot(raw)
+	if kind == "" && dotdot && !inDir(clean, s.n.opt.Workspace) {
+		kind = s.traversalKind(raw)
+	}
 	s.act.Paths = append(s.act.Paths, Path{Raw: raw, Clean: clean, Role: role,
 		InWorkspace: s.pathInWorkspace(clean, role), Sensitive: kind != "", Kind: kind,
-		DotDot: hasDotDot(raw)})
+		DotDot: dotdot})
+}
+
+// traversalKind classifies where a path that climbs with ".." may land. How far a climb goes
+// depends on how deep the working directory of the program really is (an MCP file server's
+// cwd need not be the workspace), so its tail is classified at the root and at home too:
+// "../../etc/passwd" may be /etc/passwd. "" when no landing place is sensitive.
+func (s *state) traversalKind(raw string) string {
+	tail := raw
+	for {
+		switch {
+		case strings.HasPrefix(tail, "../"):
+			tail = tail[3:]
+		case strings.HasPrefix(tail, "./"):
+			tail = tail[2:]
+		default:
+			if i := strings.LastIndex(tail, "/../"); i >= 0 { // a climb inside the path: its tail
+				tail = tail[i+4:]
+				continue
+			}
+			if tail == "" || tail == ".." || strings.HasPrefix(tail, "/") {
+				return ""
+			}
+			for _, root := range []string{"/", s.n.opt.Home + "/"} {
+				if k := s.n.sens.classify(path.Clean(root + tail)); k != "" {
+					return k
+				}
+			}
+			return ""
+		}
+	}
 }
 
 // pathInWorkspace: a path with role lies in the workspace. Deleting or moving away the
