@@ -320,7 +320,7 @@ func (s *state) applyEntry(e *Entry, used map[string]bool) {
 	for _, v := range take(e.Recipients) {
 		for _, str := range stringsOf(v) {
 			for _, r := range strings.FieldsFunc(str, func(r rune) bool { return r == ',' || r == ';' }) {
-				if r = strings.TrimSpace(r); r != "" {
+				if r = recipient(r); r != "" {
 					s.act.Recipients = append(s.act.Recipients, r)
 				}
 			}
@@ -767,4 +767,25 @@ func (s *state) patchPaths(patch string) {
 			}
 		}
 	}
+}
+
+// recipient normalises one recipient so that only what is an address on some domain looks like
+// one: "Name <a@b>" and "mailto:a@b" are the address a@b; a chat handle ("@maria", Slack's
+// "<@U0123>") is "user:NAME", no e-mail address; a Matrix id "@user:server" is an account on
+// that server, written user@server so its domain is judged like an e-mail's.
+func recipient(r string) string {
+	r = strings.TrimSpace(r)
+	if i := strings.LastIndexByte(r, '<'); i >= 0 && strings.HasSuffix(r, ">") {
+		r = strings.TrimSpace(r[i+1 : len(r)-1])
+	}
+	if len(r) > 7 && strings.EqualFold(r[:7], "mailto:") {
+		r = r[7:]
+	}
+	if h, ok := strings.CutPrefix(r, "@"); ok && h != "" && !strings.Contains(h, "@") {
+		if user, server, ok := strings.Cut(h, ":"); ok && user != "" && server != "" {
+			return user + "@" + server
+		}
+		return "user:" + h
+	}
+	return r
 }
