@@ -93,7 +93,7 @@ func (s *state) proseCommands(sentences []string) {
 				end := strings.HasSuffix(w, ",") || strings.HasSuffix(w, ";") || strings.HasSuffix(w, ":")
 				w = strings.TrimRight(w, ",;:")
 				if w != "" {
-					argv = append(argv, quoteWord(w))
+					argv = append(argv, w)
 				}
 				if end {
 					j++
@@ -104,7 +104,7 @@ func (s *state) proseCommands(sentences []string) {
 				return
 			}
 			s.syncEffects()
-			s.walker().script(strings.Join(argv, " "), 1, "instructions", false)
+			s.walker().script(proseScript(argv), 1, "instructions", false)
 			walked++
 			i = j - 1
 		}
@@ -146,4 +146,24 @@ func repoURLs(text string) []string {
 		out = append(out, strings.TrimRight(m, " \t\n'\"<>,;).!?"))
 	}
 	return out
+}
+
+// shellOps are control operators prose may write between commands ("curl … | bash").
+var shellOps = set("|", "||", "&&", ";", ">", ">>", "<", "2>&1", "&>")
+
+// proseScript is the shell text of prose words: every word quoted (prose never fails to parse),
+// except control operators that stand between two words, which keep their meaning.
+func proseScript(argv []string) string {
+	var b strings.Builder
+	for i, w := range argv {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		if shellOps[w] && i > 0 && i+1 < len(argv) && !shellOps[argv[i+1]] && !shellOps[argv[i-1]] {
+			b.WriteString(w)
+			continue
+		}
+		b.WriteString(quoteWord(w))
+	}
+	return b.String()
 }
