@@ -309,6 +309,7 @@ func perlStdModule(m string) bool {
 func (w *walker) gitEnvConfig(f frame, prog, key, val string) {
 	lk := strings.ToLower(strings.TrimSpace(key))
 	val = unquoteValue(strings.TrimSpace(val))
+	w.gitRemoteState(strings.TrimSpace(key), lk, val) // effects_state.go: remotes repointed for the push
 	switch {
 	case lk == "core.fsmonitor" || lk == "core.sshcommand" || lk == "core.pager" || lk == "core.editor" ||
 		lk == "core.askpass" || lk == "sequence.editor" || lk == "diff.external" || lk == "core.hookspath" ||

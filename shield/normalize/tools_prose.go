@@ -33,7 +33,8 @@ var (
 	runVerbs = set("run", "execute", "exec", "invoke", "issue", "enter", "type", "sudo", "then", "please", "just")
 	// clauseEnd: words that end the command a clause started.
 	clauseEnd = set("and", "then", "so", "because", "before", "after", "once", "while", "when", "but", "unless", "which",
-		"that", "we", "i", "you", "it", "they", "this", "afterwards", "again", "first", "now", "asap", "immediately", "to", "for", "with", "from")
+		"that", "we", "i", "you", "it", "they", "this", "afterwards", "again", "first", "now", "asap", "immediately", "to", "for", "with", "from",
+		"on", "in", "at", "across", "against", "inside", "every", "each", "everywhere", "please", "tonight", "today", "tomorrow", "later")
 	pushVerbRE = regexp.MustCompile(`(?i)\b(push|pushes|pushing|mirror|mirroring|upload|uploading|sync|syncing|publish)\b`)
 	asRemoteRE = regexp.MustCompile(`(?i)\bas\s+(?:a|an|the|our|new|another|\s)*(?:git\s+)?remote\b|\bremote\s+add\b`)
 	thereRE    = regexp.MustCompile(`(?i)\b(there|to\s+it|to\s+that(?:\s+remote)?|to\s+(?:the|this)\s+(?:new\s+)?remote)\b`)
