@@ -370,3 +370,17 @@ func (w *walker) gitRepoDir(pa parsedArgs) (dir string, known bool) {
 	}
 	return dir, true
 }
+
+// moveAwayEffects: a file tool that moves (not copies) the workspace root or a directory holding
+// it deletes the workspace from where it was.
+func (s *state) moveAwayEffects() {
+	a := s.act
+	if a.Class != ClassFileMove || strings.Contains(strings.ToLower(a.Tool), "copy") {
+		return
+	}
+	for _, p := range a.Paths {
+		if p.Role == RoleSource && isWorkspaceOrAncestor(p.Clean, s.n.opt.Workspace) {
+			s.addToolEffect(Effect{Kind: EffectDelete, Target: p.Clean, Detail: "moved away"})
+		}
+	}
+}

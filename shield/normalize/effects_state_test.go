@@ -221,3 +221,26 @@ func TestEffectStatePushRepository(t *testing.T) {
 		{name: "track origin", cmd: "git checkout -b feat --track origin/feat && git push", want: []fx{{kind: "push", target: "origin"}}},
 	})
 }
+
+// TestMoveAwayWorkspace: a file tool that moves the workspace root away deletes it; a copy does
+// not, nor does a move inside the workspace.
+func TestMoveAwayWorkspace(t *testing.T) {
+	t.Parallel()
+	n := New(defaultCatalog(t), specOpts(t, Options{Workspace: ws, Home: home}))
+	for _, tc := range []struct {
+		tool, src string
+		del       bool
+	}{
+		{"move_file", ws, true},
+		{"rename_file", home, true},
+		{"move_path", ws, true},
+		{"copy_file", ws, false},
+		{"move_file", ws + "/a.txt", false},
+	} {
+		a := n.Normalize(tc.tool, map[string]any{"source": tc.src, "source_path": tc.src, "destination": "/tmp/x", "destination_path": "/tmp/x"}, "")
+		got := findEffect(a.Effects, fx{kind: "delete", target: tc.src}) >= 0
+		if got != tc.del {
+			t.Errorf("%s %s: delete effect %v, want %v: %v", tc.tool, tc.src, got, tc.del, effectStrings(a.Effects))
+		}
+	}
+}
