@@ -35,9 +35,10 @@ var (
 	clauseEnd = set("and", "then", "so", "because", "before", "after", "once", "while", "when", "but", "unless", "which",
 		"that", "we", "i", "you", "it", "they", "this", "afterwards", "again", "first", "now", "asap", "immediately", "to", "for", "with", "from",
 		"on", "in", "at", "across", "against", "inside", "every", "each", "everywhere", "please", "tonight", "today", "tomorrow", "later")
-	pushVerbRE = regexp.MustCompile(`(?i)\b(push|pushes|pushing|mirror|mirroring|upload|uploading|sync|syncing|publish)\b`)
-	asRemoteRE = regexp.MustCompile(`(?i)\bas\s+(?:a|an|the|our|new|another|\s)*(?:git\s+)?remote\b|\bremote\s+add\b`)
-	thereRE    = regexp.MustCompile(`(?i)\b(there|to\s+it|to\s+that(?:\s+remote)?|to\s+(?:the|this)\s+(?:new\s+)?remote)\b`)
+	forcePushRE = regexp.MustCompile(`(?i)\bforce[- ]?push(?:es|ed|ing)?\b|\bpush(?:es|ed|ing)?\b[^.;]*(?:--force\b|\bforce\b|--mirror\b|\bdelete\s+(?:the\s+)?remote\s+branch)`)
+	pushVerbRE  = regexp.MustCompile(`(?i)\b(push|pushes|pushing|mirror|mirroring|upload|uploading|sync|syncing|publish)\b`)
+	asRemoteRE  = regexp.MustCompile(`(?i)\bas\s+(?:a|an|the|our|new|another|\s)*(?:git\s+)?remote\b|\bremote\s+add\b`)
+	thereRE     = regexp.MustCompile(`(?i)\b(there|to\s+it|to\s+that(?:\s+remote)?|to\s+(?:the|this)\s+(?:new\s+)?remote)\b`)
 	// repoURLRE: a repository address: scp-like git@host:owner/repo, or a URL whose path is
 	// owner/repo (optionally .git) or ends in .git.
 	repoURLRE = regexp.MustCompile(`(?i)\b(?:(?:https?|ssh|git)://[^\s/'"<>]+/[^\s/'"<>]+/[^\s/'"<>]+?(?:\.git)?/?|(?:https?|ssh|git)://[^\s'"<>]+\.git|[a-z0-9_.-]+@[a-z0-9.-]+\.[a-z]{2,}:[^\s'"<>]+?(?:\.git)?)(?:[\s'"<>,;)]|\.?$|\.\s)`)
@@ -81,7 +82,8 @@ func (s *state) proseCommands(sentences []string) {
 				prev = strings.ToLower(strings.Trim(words[i-1], "\"'`“”‘’,;:"))
 			}
 			_, isSub := sp.subs[next]
-			if !runVerbs[prev] && !isSub && !(next != "" && strings.ContainsRune("-/~$.", rune(next[0])) && next != "." && next != "-") {
+			intro := i > 0 && strings.HasSuffix(words[i-1], ":") // "… with: dropdb prod"
+			if !runVerbs[prev] && !isSub && !intro && !(next != "" && strings.ContainsRune("-/~$.", rune(next[0])) && next != "." && next != "-") {
 				continue
 			}
 			argv := []string{}
@@ -123,6 +125,13 @@ func (s *state) prosePushes(sentences []string) {
 	}
 	n := 0
 	for _, sent := range sentences {
+		if loc := forcePushRE.FindStringIndex(sent); loc != nil && !negatedRE.MatchString(sent[:loc[0]]) {
+			detail := "force"
+			if strings.Contains(strings.ToLower(sent[loc[0]:loc[1]]), "mirror") {
+				detail = "mirror"
+			}
+			s.addToolEffect(Effect{Kind: EffectPush, Target: "(requested)", Detail: detail + "," + DetailRequested})
+		}
 		loc := pushVerbRE.FindStringIndex(sent)
 		if loc == nil || negatedRE.MatchString(sent[:loc[0]]) {
 			continue
