@@ -20,7 +20,7 @@ import (
 //
 //	-o,--output=ROLE   an option taking a value (separate, attached "-ofile" or "--output=file");
 //	                   ROLE is what the value is (see roles below; "_" ignores it)
-//	--bind=ROLE#N      an option taking N separate values (bwrap --bind SRC DEST); the last has ROLE
+//	--bind=ROLE/N      an option taking N separate values (bwrap --bind SRC DEST); the last has ROLE
 //	-f,--force!TAG     a flag without value whose presence sets TAG for the program's handler
 //	ROLE ROLE* ROLE    operand roles in order; one role may end in '*' and takes the operands left
 //	                   over (cp: "read* write" — every operand but the last is read)
@@ -233,7 +233,7 @@ func parseSpecLine(table map[string]*cmdSpec, line string) error {
 		case strings.HasPrefix(tok, "-"):
 			if names, role, ok := strings.Cut(tok, "="); ok {
 				n := 1
-				if r, cnt, ok := strings.Cut(role, "#"); ok {
+				if r, cnt, ok := strings.Cut(role, "/"); ok {
 					if len(cnt) != 1 || cnt[0] < '2' || cnt[0] > '9' {
 						return fmt.Errorf("option %q: bad value count %q", names, cnt)
 					}
@@ -355,6 +355,10 @@ func parseArgs(sp *cmdSpec, name string, args words) parsedArgs {
 				continue
 			}
 		}
+		if a == "--" && noMore && !dashDash && hasCmd {
+			dashDash = true // timeout 5 -- CMD, aws-vault exec PROFILE -- CMD
+			continue
+		}
 		if noMore || len(a) < 2 || a[0] != '-' {
 			if sp.sub && len(pa.operands) == 0 && !args.dyn[i] {
 				if sub, ok := sp.subs[a]; ok {
@@ -372,6 +376,9 @@ func parseArgs(sp *cmdSpec, name string, args words) parsedArgs {
 					}
 					if inner.rest >= 0 {
 						inner.rest += i + 1
+					}
+					if inner.shRest >= 0 {
+						inner.shRest += i + 1
 					}
 					inner.base += i + 1
 					return inner

@@ -724,7 +724,8 @@ func (w *walker) tclCode(f frame, prog, via, code string, dyn bool) {
 			w.opaque(prog, via, m[0])
 			continue
 		}
-		w.shellValue(f, prog, via, strings.Trim(cmd, "\"{} "), dyn)
+		// Tcl braces quote like shell single quotes; double quotes are the same in both.
+		w.shellValue(f, prog, via, strings.NewReplacer("{", "'", "}", "'").Replace(cmd), dyn)
 	}
 	if strings.Contains(code, "eval") || strings.Contains(code, "uplevel") {
 		w.opaque(prog, via, code)
