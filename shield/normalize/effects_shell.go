@@ -673,6 +673,7 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 			return
 		}
 	}
+	w.secretSources(name, ws.sub(1)) // secret_sources.go: with or without a spec
 	sp := s.n.opt.Commands.lookup(name)
 	if sp == nil {
 		if name != "" && !shellBuiltinNoop[name] && !w.funcs[name] {
