@@ -50,7 +50,7 @@ var sensitiveTable = []struct {
 	// hosting platforms and the agents' own API keys. Project-level files that are often kept in
 	// a repository without secrets (.yarnrc.yml, pip.conf, .bundle/config, NuGet.Config) count in
 	// the home directory only.
-	{"credentials", []string{"**/.netrc", "**/_netrc", "**/.pgpass", "**/.git-credentials", "**/.npmrc", "**/.pypirc", "**/.my.cnf",
+	{"credentials", []string{"**/.netrc", "**/_netrc", "**/.pgpass", "**/.git-credentials", "~/.npmrc", "/root/.npmrc", "/home/*/.npmrc", "/Users/*/.npmrc", "/etc/npmrc", "**/.config/npm/npmrc", "**/.pypirc", "**/.my.cnf",
 		"**/.config/gh/hosts.yml", "**/.terraform.d/credentials.tfrc.json", "**/.vault-token", "**/.cargo/credentials{,.toml}",
 		"**/.gem/credentials", "**/.config/hub", "**/.composer/auth.json", "**/.m2/settings.xml", "**/.gradle/gradle.properties",
 		"**/credentials.json", "**/secrets.{json,yaml,yml,toml}", "**/.htpasswd",
