@@ -98,7 +98,7 @@ var sensitiveTable = []struct {
 		"/etc/init.d/**", "/etc/rc.local", "/etc/rc*.d/**", "/etc/init/**", "/etc/xinetd.d/**", "/etc/udev/rules.d/**", "/etc/modules-load.d/**", "/etc/modprobe.d/**"}},
 	{"autostart", []string{"**/.config/autostart", "**/.config/autostart/**", "/etc/xdg/autostart/**"}},
 	{"git_hooks", []string{"**/.git/hooks/**", "**/.git/config", "**/.gitconfig", "**/.config/git/config"}},
-	{"agent_config", []string{"**/.claude/**", "**/.claude.json", "**/.codex/**", "**/.cursor/**", "**/.mcp.json", "**/.gemini/**", "**/.vscode/{settings,tasks}.json"}},
+	{"agent_config", []string{"**/.claude/**", "**/.claude.json", "**/.codex/**", "**/.cursor/**", "**/.mcp.json", "**/.gemini/**"}},
 	{"browser_credentials", []string{"**/.mozilla/firefox/**", "**/.config/google-chrome/**", "**/.config/chromium/**", "**/.config/BraveSoftware/**",
 		"**/.config/microsoft-edge/**", "**/.config/opera/**", "**/Library/Application Support/Google/Chrome/**", "**/snap/firefox/**",
 		"**/.config/vivaldi/**", "**/snap/chromium/**", "**/.var/app/org.mozilla.firefox/**", "**/.var/app/com.google.Chrome/**",
