@@ -64,6 +64,7 @@ func InputValue(a *normalize.Action, call *shield.Call) (ast.Value, error) {
 			boolean("userinfo", u.UserInfo),
 			str("ip_class", u.IPClass),
 			str("role", u.Role),
+			str("registrable", u.Registrable),
 		))
 	}
 	effects := ast.NewArrayWithCapacity(len(a.Effects))
@@ -144,7 +145,7 @@ func init() {
 		"context", "session_id", "agent_id", "runtime", "caller", "labels",
 		"name", "argv", "raw", "depth", "via", "pipe", "pipe_index", "redirects", "dynamic", "sudo",
 		"background", "env", "op", "fd", "path", "clean", "role", "in_workspace", "sensitive", "kind",
-		"dotdot", "scheme", "host", "port", "query", "userinfo", "ip_class",
+		"dotdot", "scheme", "host", "port", "query", "userinfo", "ip_class", "registrable",
 		"effects", "flows", "unresolved", "unknown_programs", "target", "program", "detail", "from", "to",
 	} {
 		keyTerms[k] = ast.StringTerm(k)

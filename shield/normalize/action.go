@@ -153,4 +153,8 @@ type URL struct {
 	UserInfo bool   `json:"userinfo"` // the URL carries user:password@
 	IPClass  string `json:"ip_class"`
 	Role     string `json:"role"` // "request", "connect" or "text" (found inside another string); see the URL* constants
+	// Registrable: the host name's registrable domain (one label below its public suffix, by the
+	// public suffix list with its private section: "evil.github.io", "signin-verify.net"); ""
+	// for addresses and names without one. What a look-alike host really belongs to.
+	Registrable string `json:"registrable"`
 }

@@ -48,10 +48,17 @@ type effCtx struct {
 	links    map[string]string // symlink path → its target (both clean)
 	remote   string            // where the commands being walked run ("" here)
 	roots    []string          // find roots, for "{}" in -exec
+	// rootsFiltered: find selects with a test (-name, -type …), so "{}" is what matched under
+	// the roots rather than the roots themselves.
+	rootsFiltered bool
 	// pipeRoots: what the previous pipeline stage lists (find, ls, git ls-files …): the paths an
 	// xargs in this stage receives lie under them.
 	pipeRoots []string
 	subst     map[int]bool // command index → reached through a substitution
+	// State earlier commands changed for later ones (effects_state.go).
+	oldPwd   string    // the directory before the last cd ("" = the caller's, unknown)
+	dirStack []string  // pushd's stack, as built by this call
+	git      *gitState // git remotes and push rewrites configured by this call
 }
 
 func (s *state) fx() *effCtx {
@@ -147,6 +154,10 @@ func (w *walker) pathEffect(kind, prog, raw string, dyn bool) int {
 	}
 	if raw == "{}" {
 		last := -1
+		if s.fx().rootsFiltered {
+			w.filteredDelete = true // "{}" is what find's tests matched under its roots
+			defer func() { w.filteredDelete = false }()
+		}
 		for _, r := range s.fx().roots {
 			if r == "{}" { // a root that is itself "{}" would substitute into itself forever
 				s.addUnresolved(kind + " {} (" + prog + ")")
@@ -177,11 +188,20 @@ func (w *walker) pathEffect(kind, prog, raw string, dyn bool) int {
 		return -1
 	}
 	clean = w.throughLinks(clean)
+	if inUnresolvedCwd(clean) {
+		// Relative to a directory an earlier cd left unknown (effects_state.go).
+		s.addUnresolved(kind + " " + raw + " (" + prog + ", relative to an unresolved working directory)")
+		return s.addEffect(Effect{Kind: kind, Target: clean, Program: prog, Unresolved: true})
+	}
 	if dyn && hasGlob(raw) {
 		return w.globEffect(kind, prog, raw, clean)
 	}
 	sens := s.n.sens.classify(clean)
-	e := Effect{Kind: kind, Target: clean, Program: prog, Detail: sens, InWorkspace: inDir(clean, s.n.opt.Workspace), Sensitive: sens != ""}
+	inWS := inDir(clean, s.n.opt.Workspace)
+	if kind == EffectDelete && isWorkspaceOrAncestor(clean, s.n.opt.Workspace) && !(w.filteredDelete && clean == s.n.opt.Workspace) {
+		inWS = false // removing or moving away the workspace itself is no change inside it
+	}
+	e := Effect{Kind: kind, Target: clean, Program: prog, Detail: sens, InWorkspace: inWS, Sensitive: sens != ""}
 	i := s.addEffect(e)
 	if !list { // listing a directory of secrets reads names, not the secrets
 		w.derived(kind, prog, clean, sens, e.InWorkspace, false)
@@ -581,6 +601,9 @@ func (w *walker) execFile(prog, raw string, dyn bool) int {
 	}
 	clean = w.throughLinks(clean)
 	w.pathEffect(EffectRead, prog, raw, dyn)
+	if inUnresolvedCwd(clean) {
+		return s.addEffect(Effect{Kind: EffectExec, Target: clean, Program: prog, Detail: "file", Unresolved: true})
+	}
 	sens := s.n.sens.classify(clean)
 	return s.addEffect(Effect{Kind: EffectExec, Target: clean, Program: prog, Detail: "file", InWorkspace: inDir(clean, s.n.opt.Workspace), Sensitive: sens != ""})
 }
@@ -652,6 +675,11 @@ func (w *walker) fixedEffect(prog, fx string) {
 		e.Target = prog
 	case EffectWrite, EffectDelete, EffectPush, EffectPersistence, EffectInstall:
 		e.Target = detail
+	}
+	if w.s.cwd == unresolvedCwd && (kind == EffectExec || kind == EffectWrite || kind == EffectDelete) {
+		// A build, a test run or a clean acts on the working directory, which is unknown.
+		e.Unresolved = true
+		w.s.addUnresolved(fx + " (" + prog + ", in an unresolved working directory)")
 	}
 	w.s.addEffect(e)
 }
@@ -819,6 +847,12 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 			if v.opt == "-c" || v.opt == "--config" {
 				key, val, _ := strings.Cut(v.val, "=")
 				w.gitConfig(name, key, val, "command")
+			}
+		}
+		// An upstream set now is where a later push naming no remote goes.
+		if pa.name == "git branch" {
+			if v, _, ok := pa.val("-u", "--set-upstream-to"); ok {
+				w.git().pushDefault, _, _ = strings.Cut(v, "/")
 			}
 		}
 	}
@@ -1001,6 +1035,12 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 			w.pathEffect(EffectWrite, name, a, ops.dyn[k])
 		}
 	case "find":
+		// find -delete with a test (-name, -type …) removes what matches under its roots, not the
+		// roots themselves: a root that is the workspace stays "in the workspace".
+		if pa.tags["delete"] && findFilters(args.argv) {
+			w.filteredDelete = true
+			defer func() { w.filteredDelete = false }()
+		}
 		for k, r := range args.argv {
 			if strings.HasPrefix(r, "-") || r == "(" || r == "!" {
 				if k == 0 {
@@ -1155,11 +1195,24 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 			remote = "(upstream)"
 		}
 		unres := len(ops.dyn) > 0 && ops.dyn[0] && isUnresolvedText(remote)
-		if unres {
-			s.addUnresolved("push " + remote + " (git)")
+		// Where the remote points after what earlier commands of the call changed.
+		target, via, stateUnres := w.gitPushTarget(remote)
+		if via != "" {
+			details = append(details, "remote="+via)
 		}
-		s.addEffect(Effect{Kind: EffectPush, Target: remote, Program: "git", Detail: strings.Join(details, ","), Unresolved: unres})
-		w.gitRemote(remote, len(ops.dyn) > 0 && ops.dyn[0])
+		if stateUnres {
+			unres = true
+		}
+		if unres {
+			s.addUnresolved("push " + target + " (git)")
+		}
+		if remote != "(upstream)" && (pa.has("-u") || pa.has("--set-upstream")) {
+			w.git().pushDefault = remote
+		}
+		s.addEffect(Effect{Kind: EffectPush, Target: target, Program: "git", Detail: strings.Join(details, ","), Unresolved: unres})
+		w.gitRemote(target, unres || len(ops.dyn) > 0 && ops.dyn[0])
+	case "gitremoteadd":
+		w.gitRemoteCmd(args.sub(pa.base))
 	case "gitremote":
 		if len(ops.argv) > 0 {
 			w.gitRemote(ops.argv[0], ops.dyn[0])
@@ -1177,6 +1230,9 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 		}
 		w.pathEffect(EffectWrite, "git", dest, len(ops.dyn) > 1 && ops.dyn[1])
 	case "gitconfig":
+		if len(ops.argv) >= 3 && (ops.argv[0] == "set" || ops.argv[0] == "--add") {
+			ops = ops.sub(1) // git config set KEY VALUE (git 2.46)
+		}
 		if len(ops.argv) >= 2 && !pa.has("--get", "--get-all", "--get-regexp", "-l", "--list", "--unset", "--unset-all") {
 			scope := "local"
 			if pa.has("--global") {
@@ -1845,6 +1901,7 @@ func (w *walker) gitRemote(r string, dyn bool) {
 func (w *walker) gitConfig(prog, key, val, scope string) {
 	s := w.s
 	lk := strings.ToLower(key)
+	w.gitRemoteState(key, lk, val) // effects_state.go
 	for _, p := range gitPersistPrefixes {
 		if strings.HasPrefix(lk, p) {
 			if p == "remote." && !strings.HasSuffix(lk, ".uploadpack") && !strings.HasSuffix(lk, ".receivepack") && !strings.HasSuffix(lk, ".proxy") {

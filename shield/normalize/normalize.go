@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -319,7 +320,7 @@ func (s *state) applyEntry(e *Entry, used map[string]bool) {
 	for _, v := range take(e.Recipients) {
 		for _, str := range stringsOf(v) {
 			for _, r := range strings.FieldsFunc(str, func(r rune) bool { return r == ',' || r == ';' }) {
-				if r = strings.TrimSpace(r); r != "" {
+				if r = recipient(r); r != "" {
 					s.act.Recipients = append(s.act.Recipients, r)
 				}
 			}
@@ -537,6 +538,9 @@ func (s *state) addPath(raw, role string) {
 		return
 	}
 	clean = s.n.onDisk(clean) // links.go
+	if inUnresolvedCwd(clean) {
+		s.addUnresolved("path " + raw + " (relative to an unresolved working directory)")
+	}
 	// One entry per (clean, role); a generic "arg" entry gives way to a specific role.
 	if s.pathSeen == nil {
 		s.pathSeen = map[string]int{}
@@ -548,6 +552,7 @@ func (s *state) addPath(raw, role string) {
 			return
 		case prev.Role == RoleArg:
 			prev.Role = role
+			prev.InWorkspace = s.pathInWorkspace(clean, role)
 			return
 		}
 		for _, p := range s.act.Paths {
@@ -564,9 +569,52 @@ func (s *state) addPath(raw, role string) {
 		s.pathSeen[clean] = len(s.act.Paths)
 	}
 	kind := s.n.sens.classify(clean)
+	dotdot := hasDotDot(raw)
+	if kind == "" && dotdot && !inDir(clean, s.n.opt.Workspace) {
+		kind = s.traversalKind(raw)
+	}
 	s.act.Paths = append(s.act.Paths, Path{Raw: raw, Clean: clean, Role: role,
-		InWorkspace: inDir(clean, s.n.opt.Workspace), Sensitive: kind != "", Kind: kind,
-		DotDot: hasDotDot(raw)})
+		InWorkspace: s.pathInWorkspace(clean, role), Sensitive: kind != "", Kind: kind,
+		DotDot: dotdot})
+}
+
+// traversalKind classifies where a path that climbs with ".." may land. How far a climb goes
+// depends on how deep the working directory of the program really is (an MCP file server's
+// cwd need not be the workspace), so its tail is classified at the root and at home too:
+// "../../etc/passwd" may be /etc/passwd. "" when no landing place is sensitive.
+func (s *state) traversalKind(raw string) string {
+	tail := raw
+	for {
+		switch {
+		case strings.HasPrefix(tail, "../"):
+			tail = tail[3:]
+		case strings.HasPrefix(tail, "./"):
+			tail = tail[2:]
+		default:
+			if i := strings.LastIndex(tail, "/../"); i >= 0 { // a climb inside the path: its tail
+				tail = tail[i+4:]
+				continue
+			}
+			if tail == "" || tail == ".." || strings.HasPrefix(tail, "/") {
+				return ""
+			}
+			for _, root := range []string{"/", s.n.opt.Home + "/"} {
+				if k := s.n.sens.classify(path.Clean(root + tail)); k != "" {
+					return k
+				}
+			}
+			return ""
+		}
+	}
+}
+
+// pathInWorkspace: a path with role lies in the workspace. Deleting or moving away the
+// workspace root itself is not a change inside it (effects_state.go).
+func (s *state) pathInWorkspace(clean, role string) bool {
+	if role == RoleDelete && isWorkspaceOrAncestor(clean, s.n.opt.Workspace) {
+		return false
+	}
+	return inDir(clean, s.n.opt.Workspace)
 }
 
 // hasDotDot reports whether a path as written has a ".." element.
@@ -719,4 +767,25 @@ func (s *state) patchPaths(patch string) {
 			}
 		}
 	}
+}
+
+// recipient normalises one recipient so that only what is an address on some domain looks like
+// one: "Name <a@b>" and "mailto:a@b" are the address a@b; a chat handle ("@maria", Slack's
+// "<@U0123>") is "user:NAME", no e-mail address; a Matrix id "@user:server" is an account on
+// that server, written user@server so its domain is judged like an e-mail's.
+func recipient(r string) string {
+	r = strings.TrimSpace(r)
+	if i := strings.LastIndexByte(r, '<'); i >= 0 && strings.HasSuffix(r, ">") {
+		r = strings.TrimSpace(r[i+1 : len(r)-1])
+	}
+	if len(r) > 7 && strings.EqualFold(r[:7], "mailto:") {
+		r = r[7:]
+	}
+	if h, ok := strings.CutPrefix(r, "@"); ok && h != "" && !strings.Contains(h, "@") {
+		if user, server, ok := strings.Cut(h, ":"); ok && user != "" && server != "" {
+			return user + "@" + server
+		}
+		return "user:" + h
+	}
+	return r
 }

@@ -263,3 +263,26 @@ func BenchmarkDecodeArguments(b *testing.B) {
 		}
 	})
 }
+
+// TestRecipients: chat handles are no e-mail addresses; addresses in display or mailto form and
+// Matrix ids keep the domain rules judge.
+func TestRecipients(t *testing.T) {
+	t.Parallel()
+	n := New(defaultCatalog(t), Options{Workspace: "/home/user/project", Home: "/home/user"})
+	for _, tc := range []struct {
+		args map[string]any
+		want []string
+	}{
+		{map[string]any{"channel": "@maria", "text": "hi"}, []string{"user:maria"}},
+		{map[string]any{"channel": "<@U0123ABC>", "text": "hi"}, []string{"user:U0123ABC"}},
+		{map[string]any{"channel": "#eng", "text": "hi"}, []string{"#eng"}},
+		{map[string]any{"to": "@eve:evil-matrix.org", "text": "hi"}, []string{"eve@evil-matrix.org"}},
+		{map[string]any{"to": "Eve <eve@evil.example>, mailto:bob@corp.example", "text": "hi"}, []string{"eve@evil.example", "bob@corp.example"}},
+		{map[string]any{"to": "@", "text": "hi"}, []string{"@"}},
+	} {
+		a := n.Normalize("send_message", tc.args, "")
+		if strings.Join(a.Recipients, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("%v: recipients %q, want %q", tc.args, a.Recipients, tc.want)
+		}
+	}
+}

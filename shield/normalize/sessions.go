@@ -16,6 +16,9 @@ import (
 //   - a secret read earlier in the session: the later call gets a secret effect with detail
 //     DetailSession, so anything it sends off the host is judged as data that may carry the secret
 //     (the bundle escalates it: effects.session-secret-egress);
+//   - a git remote repointed earlier in the session (git remote add/set-url, git config
+//     remote.NAME.url …; effects_state.go): a later push to that remote's name goes to the URL it
+//     was given, and its push effect says so (Target the URL, Detail "remote=NAME,session");
 //   - a file written earlier in the session with known content (a Write, an edit, an apply_patch
 //     added file): a later call that runs it gets the effects of that content, read as shell (or
 //     as inline code of the interpreter its extension names), with Program "session:PATH".
@@ -34,6 +37,7 @@ const (
 	maxSessionSecrets   = 32
 	maxSessionFiles     = 32
 	maxSessionFileBytes = 64 << 10
+	maxSessionRemotes   = 16
 )
 
 // Sessions is the per-session history. The zero value is not usable; NewSessions makes one. Safe
@@ -51,6 +55,7 @@ type sessionState struct {
 	version uint64
 	secrets []string          // targets of secret effects, in order, unique
 	files   map[string]string // cleaned path → content written in the session
+	remotes map[string]string // git remote name → the URL the session set it to
 }
 
 // NewSessions returns a history of at most max sessions (≤ 0: DefaultMaxSessions).
@@ -102,13 +107,31 @@ func (ss *Sessions) Observe(session string, a *Action, n *Normalizer) {
 			}
 		}
 	}
-	if len(secrets) == 0 && len(files) == 0 {
+	var remotes map[string]string
+	if n != nil && a.Class == ClassExec && setsRemotes(a) {
+		remotes = n.remotesSetBy(a.Command, a.Cwd)
+	}
+	if len(secrets) == 0 && len(files) == 0 && len(remotes) == 0 {
 		return
 	}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	st := ss.get(session)
 	changed := false
+	for name, url := range remotes {
+		if st.remotes == nil {
+			st.remotes = map[string]string{}
+		}
+		if _, ok := st.remotes[name]; !ok && len(st.remotes) >= maxSessionRemotes {
+			// Past the bound a name is not forgotten silently: it goes nowhere known.
+			url = ""
+			name = "*"
+		}
+		if st.remotes[name] != url || url == "" {
+			st.remotes[name] = url
+			changed = true
+		}
+	}
 	for _, t := range secrets {
 		if len(st.secrets) >= maxSessionSecrets {
 			break
@@ -156,22 +179,28 @@ func (ss *Sessions) get(session string) *sessionState {
 }
 
 // snapshot copies what Annotate needs, under the lock.
-func (ss *Sessions) snapshot(session string) (secrets []string, files map[string]string) {
+func (ss *Sessions) snapshot(session string) (secrets []string, files, remotes map[string]string) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	el, ok := ss.m[session]
 	if !ok {
-		return nil, nil
+		return nil, nil, nil
 	}
 	st := el.Value.(*sessionState)
 	secrets = append(secrets, st.secrets...)
+	if len(st.remotes) > 0 {
+		remotes = make(map[string]string, len(st.remotes))
+		for k, v := range st.remotes {
+			remotes[k] = v
+		}
+	}
 	if len(st.files) > 0 {
 		files = make(map[string]string, len(st.files))
 		for k, v := range st.files {
 			files[k] = v
 		}
 	}
-	return secrets, files
+	return secrets, files, remotes
 }
 
 // Annotate adds to a, a call of session, the effects its session's history gives it (see the
@@ -180,10 +209,11 @@ func (ss *Sessions) Annotate(ctx context.Context, n *Normalizer, session string,
 	if ss == nil || session == "" || a == nil {
 		return
 	}
-	secrets, files := ss.snapshot(session)
-	if len(secrets) == 0 && len(files) == 0 {
+	secrets, files, remotes := ss.snapshot(session)
+	if len(secrets) == 0 && len(files) == 0 && len(remotes) == 0 {
 		return
 	}
+	repointPushes(a, remotes)
 	add := func(e Effect) {
 		if len(a.Effects) < DefaultMaxStrings {
 			a.Effects = append(a.Effects, e)
@@ -390,4 +420,74 @@ func hasAppend(rs []Redirect, path string) bool {
 		}
 	}
 	return false
+}
+
+// setsRemotes: one of the call's commands may repoint a git remote (git remote …, git config …).
+func setsRemotes(a *Action) bool {
+	for _, c := range a.Commands {
+		if c.Name != "git" {
+			continue
+		}
+		for _, arg := range c.Args {
+			if arg == "remote" || arg == "config" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// remotesSetBy walks command (an exec call's command line, as normalised) again and returns the
+// git remotes it repoints, name → URL.
+func (n *Normalizer) remotesSetBy(command, cwd string) (out map[string]string) {
+	if command == "" {
+		return nil
+	}
+	defer func() {
+		if recover() != nil {
+			out = nil
+		}
+	}()
+	act := &Action{Tool: "Bash", Class: ClassExec, Workspace: n.opt.Workspace}
+	s := &state{n: n, act: act, ctx: context.Background(), cwd: n.opt.Workspace}
+	if cwd != "" && len(cwd) <= maxCwdBytes {
+		s.cwd, _ = resolvePath(cwd, n.opt.Workspace, n.opt.Home)
+	}
+	s.command(command)
+	return s.remoteChanges()
+}
+
+// repointPushes rewrites the push effects of a whose remote the session repointed: the push goes
+// to the URL the remote was given. A remote past the session's bound ("*") makes every push to a
+// named remote unresolved.
+func repointPushes(a *Action, remotes map[string]string) {
+	if len(remotes) == 0 {
+		return
+	}
+	for i := range a.Effects {
+		e := &a.Effects[i]
+		if e.Kind != EffectPush || e.Detail == DetailSession || strings.Contains(e.Target, "://") || strings.Contains(e.Target, "@") {
+			continue
+		}
+		name := e.Target
+		if name == "(upstream)" {
+			name = "origin"
+		}
+		url, ok := remotes[name]
+		if !ok {
+			if _, over := remotes["*"]; !over {
+				continue
+			}
+		}
+		if e.Detail != "" {
+			e.Detail += ","
+		}
+		e.Detail += "remote=" + name + ",session"
+		if url == "" || isUnresolvedText(url) {
+			e.Unresolved = true
+			a.Unresolved = append(a.Unresolved, "push "+name+" (a remote repointed earlier in the session)")
+			continue
+		}
+		e.Target = url
+	}
 }

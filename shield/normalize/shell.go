@@ -34,6 +34,11 @@ type walker struct {
 	// ifsUnknown: IFS was assigned a value the walker could not resolve, so how an unquoted
 	// expansion splits is unknown.
 	ifsUnknown bool
+	// filteredDelete: the deletes being recorded remove what a filter matches under a directory
+	// (find -name … -delete), not the directory itself.
+	filteredDelete bool
+	// cdpath: CDPATH was assigned, so cd NAME may go anywhere (effects_state.go).
+	cdpath bool
 }
 
 // defaultIFS is the shell's field separators when IFS is not set.
@@ -167,6 +172,9 @@ func (w *walker) stmt(f frame, st *syntax.Stmt, pipe bool, idx int, bg bool) {
 		for _, a := range c.Assigns {
 			kv := w.assign(f, a)
 			env = append(env, kv)
+			if a.Name != nil && a.Name.Value == "CDPATH" {
+				w.cdpath = true
+			}
 			if len(c.Args) == 0 && a.Name != nil {
 				delete(w.vars, a.Name.Value) // reassigned: an earlier literal value no longer holds
 			}
@@ -739,11 +747,14 @@ func (w *walker) emit(f frame, ws words, raw string, redirs []Redirect, env []st
 		return true
 	}
 	w.extract(c.Name, ws)
-	if c.Name == "cd" || c.Name == "pushd" {
-		if len(c.Args) > 0 && !ws.dyn[1] && c.Args[0] != "-" {
-			w.s.setCwd(c.Args[0])
-		} else if len(c.Args) == 0 {
-			w.s.cwd = w.s.n.opt.Home
+	switch c.Name {
+	case "cd", "pushd", "popd":
+		w.chdir(c.Name, ws) // effects_state.go
+	case "export", "declare", "typeset", "local", "readonly":
+		for _, a := range c.Args {
+			if strings.HasPrefix(a, "CDPATH=") {
+				w.cdpath = true
+			}
 		}
 	}
 	if v, ok := w.aliases[ws.argv[0]]; ok && !ws.dyn[0] && f.depth+1 <= w.s.n.opt.MaxDepth {
@@ -763,9 +774,10 @@ func (w *walker) emit(f frame, ws words, raw string, redirs []Redirect, env []st
 		return true
 	}
 	x := w.s.fx()
-	prevRoots := x.roots
+	prevRoots, prevFiltered := x.roots, x.rootsFiltered
 	if c.Name == "find" {
 		x.roots = findRoots(ws.sub(1)) // "{}" in -exec stands for what find walks
+		x.rootsFiltered = findFilters(ws.argv[1:])
 	}
 	w.follow(f, c.Name, ws, pipe, idx, stdin)
 	replaced := false
@@ -778,7 +790,7 @@ func (w *walker) emit(f frame, ws words, raw string, redirs []Redirect, env []st
 		w.requestSecrets(before, c.Name, raw)
 		w.recordWritten(&c, stdin) // sessions.go
 	}
-	x.roots = prevRoots
+	x.roots, x.rootsFiltered = prevRoots, prevFiltered
 	return true
 }
 
@@ -1877,6 +1889,12 @@ func (w *walker) evalSubst(x *syntax.CmdSubst) (string, bool) {
 	case "pwd":
 		if len(argv) == 1 {
 			return w.s.cwd, true
+		}
+	case "git":
+		// The repository's top level from a directory of the workspace: the workspace is the
+		// repository (a nested repository's top lies inside it too).
+		if len(argv) == 3 && argv[1] == "rev-parse" && argv[2] == "--show-toplevel" && inDir(w.s.cwd, w.s.n.opt.Workspace) {
+			return w.s.n.opt.Workspace, true
 		}
 	case "dirname":
 		if len(argv) == 2 && argv[1] != "" {

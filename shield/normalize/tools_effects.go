@@ -122,6 +122,9 @@ func (s *state) toolEffects(e *Entry, known bool) {
 			}
 		}
 	}
+	if a.Class == ClassCodeExec {
+		s.codePayloadEffects(a.Tool, a.Content) // tools_code.go
+	}
 	// A secret in what the call sends or writes is carried by it.
 	if a.Class != ClassFileRead && a.Class != ClassFileList && a.Class != ClassFileSearch {
 		for _, t := range []string{a.Body, a.Content} {

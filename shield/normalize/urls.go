@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"golang.org/x/net/publicsuffix"
 )
 
 // IPInternal is the class of a host name that only resolves inside a cluster or a private network
@@ -123,7 +125,24 @@ func parseURL(raw, role string, assumeHTTP bool) (out URL) {
 		return out
 	}
 	out.IPClass = hostClass(out.Host)
+	if out.IPClass == IPHostname {
+		out.Registrable = registrable(out.Host)
+	}
 	return out
+}
+
+// registrable is the registrable domain of a host name (publicsuffix: ICANN and private
+// suffixes), "" when the name has none (a bare suffix, an invalid name).
+func registrable(host string) string {
+	host = strings.TrimSuffix(host, ".")
+	if host == "" || len(host) > 253 {
+		return ""
+	}
+	d, err := publicsuffix.EffectiveTLDPlusOne(host)
+	if err != nil {
+		return ""
+	}
+	return d
 }
 
 // hostClass classifies a host (lower case, no brackets, no port). Names are never resolved; only

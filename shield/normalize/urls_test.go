@@ -40,10 +40,10 @@ func TestParseURL(t *testing.T) {
 		assumeHTTP bool
 		want       URL
 	}{
-		{"https://User:pw@Example.COM:8443/a/b?x=1#f", false, URL{Scheme: "https", Host: "example.com", Port: 8443, Path: "/a/b", Query: "x=1", UserInfo: true, IPClass: IPHostname}},
+		{"https://User:pw@Example.COM:8443/a/b?x=1#f", false, URL{Scheme: "https", Host: "example.com", Port: 8443, Path: "/a/b", Query: "x=1", UserInfo: true, IPClass: IPHostname, Registrable: "example.com"}},
 		{"HTTP://[::ffff:169.254.169.254]/latest", false, URL{Scheme: "http", Host: "::ffff:169.254.169.254", Port: 80, Path: "/latest", IPClass: IPMetadata}},
 		{"169.254.169.254/latest/meta-data", true, URL{Scheme: "http", Host: "169.254.169.254", Port: 80, Path: "/latest/meta-data", IPClass: IPMetadata}},
-		{"//evil.example/x", true, URL{Scheme: "http", Host: "evil.example", Port: 80, Path: "/x", IPClass: IPHostname}},
+		{"//evil.example/x", true, URL{Scheme: "http", Host: "evil.example", Port: 80, Path: "/x", IPClass: IPHostname, Registrable: "evil.example"}},
 		{"gopher://127.0.0.1:6379/_SET", false, URL{Scheme: "gopher", Host: "127.0.0.1", Port: 6379, Path: "/_SET", IPClass: IPLoopback}},
 		{"file:///etc/passwd", true, URL{Scheme: "file", Path: "/etc/passwd"}},
 		{"http://exa mple.com/", false, URL{Scheme: "http", Host: "exa mple.com", IPClass: IPInvalid}},
@@ -60,5 +60,27 @@ func TestParseURL(t *testing.T) {
 				t.Errorf("-want +got:\n%s", d)
 			}
 		})
+	}
+}
+
+// TestRegistrable: the registrable domain is what the host belongs to, by the public suffix list
+// (private suffixes included), whatever brand its other labels name.
+func TestRegistrable(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ raw, want string }{
+		{"https://accounts-google.com.signin-verify.net/login", "signin-verify.net"},
+		{"https://paypal.com-secure.xyz/", "com-secure.xyz"},
+		{"https://login.microsoftonline.com/", "microsoftonline.com"},
+		{"https://www.amazon.co.uk/", "amazon.co.uk"},
+		{"https://paypal-login.github.io/", "paypal-login.github.io"},
+		{"https://Accounts.Google.COM./", "google.com"},
+		{"https://198.51.100.7/", ""},
+		{"http://localhost:8080/", ""},
+		{"https://co.uk/", ""},
+		{"https://vault/", ""},
+	} {
+		if got := parseURL(tc.raw, URLRequest, false).Registrable; got != tc.want {
+			t.Errorf("%s: registrable %q, want %q", tc.raw, got, tc.want)
+		}
 	}
 }
