@@ -34,6 +34,9 @@ type Engine struct {
 	gates   []*gate.Cond
 	ungated bool
 	info    *GateInfo
+	// keep are the top-level input keys the modules reference; nil builds the whole input
+	// (inputuse.go).
+	keep map[string]bool
 }
 
 // Options change how a bundle is prepared. The zero value is what the service uses.
@@ -41,6 +44,23 @@ type Options struct {
 	// NoGate evaluates every rule whatever its gate: the reference the differential test
 	// compares the gated engine with.
 	NoGate bool
+	// FullInput builds every key of the input, referenced or not: the reference for input
+	// pruning.
+	FullInput bool
+}
+
+// InputKeys returns the top-level input keys built for each evaluation, sorted; nil when the
+// whole input is built.
+func (e *Engine) InputKeys() []string {
+	if e.keep == nil {
+		return nil
+	}
+	keys := make([]string, 0, len(e.keep))
+	for k := range e.keep {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // Gates returns what the gate analysis found (for lint and tests).
@@ -114,6 +134,9 @@ func (p *Parsed) PrepareOptions(opt Options) (*Engine, error) {
 	}
 	info, gates := analyzeGates(p, files)
 	e.info = info
+	if !opt.FullInput {
+		e.keep = referencedInput(p, files)
+	}
 	for _, f := range files {
 		m := p.Modules[f]
 		e.rules += len(m.Rules)
@@ -161,7 +184,7 @@ func (e *Engine) Evaluate(ctx context.Context, in *shield.Input) (shield.Result,
 			return shield.Result{}, nil // no decision rule can fire: the decision is empty
 		}
 	}
-	input, err := InputValue(in.Action, in.Call)
+	input, err := inputValue(in.Action, in.Call, e.keep)
 	if err != nil {
 		return shield.Result{}, fmt.Errorf("%w: input: %w", ErrEvaluation, err)
 	}
