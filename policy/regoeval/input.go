@@ -207,6 +207,7 @@ func init() {
 		"background", "env", "op", "fd", "path", "clean", "role", "in_workspace", "sensitive", "kind",
 		"dotdot", "scheme", "host", "port", "query", "userinfo", "ip_class",
 		"effects", "flows", "unresolved", "unknown_programs", "target", "program", "detail", "from", "to",
+		gateInputKey,
 	} {
 		keyTerms[k] = ast.StringTerm(k)
 	}
