@@ -50,6 +50,11 @@ type Decision struct {
 	SessionID      string          `json:"session_id,omitempty"`
 	Tier           int             `json:"tier"`
 	Tool           string          `json:"tool"`
+
+	// ArgumentsCanonical says Arguments are already in RFC 8785 form (the caller canonicalised
+	// them while hashing the call, shield.DecisionRecord.CanonicalArguments): the log then hashes
+	// and redacts them without canonicalising them again. Not written to the record.
+	ArgumentsCanonical bool `json:"-"`
 }
 
 // Redaction configures how secret-looking argument values are masked before a decision is
@@ -197,16 +202,19 @@ func ArgsHash(args json.RawMessage) (string, error) {
 // canonical form. It works on a copy; d is not modified.
 func (r *redactor) prepare(d *Decision) (*Decision, error) {
 	out := *d
-	out.Redacted = nil
+	out.Redacted, out.ArgumentsCanonical = nil, false
 	out.Reason, out.Error = r.text(d.Reason), r.text(d.Error) // a judge may quote the call
 	if len(d.Arguments) == 0 {
 		return &out, nil
 	}
-	canon, err := jcs.Transform(d.Arguments)
-	if err != nil {
-		sum := sha256.Sum256(d.Arguments)
-		out.ArgsHash, out.ArgsInvalid, out.Arguments = hex.EncodeToString(sum[:]), true, nil
-		return &out, nil
+	canon := []byte(d.Arguments)
+	if !d.ArgumentsCanonical {
+		var err error
+		if canon, err = jcs.Transform(d.Arguments); err != nil {
+			sum := sha256.Sum256(d.Arguments)
+			out.ArgsHash, out.ArgsInvalid, out.Arguments = hex.EncodeToString(sum[:]), true, nil
+			return &out, nil
+		}
 	}
 	sum := sha256.Sum256(canon)
 	out.ArgsHash, out.Arguments = hex.EncodeToString(sum[:]), canon

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/gowebpki/jcs"
 )
 
@@ -88,6 +89,43 @@ func BenchmarkPrepareDecision(b *testing.B) {
 		}
 		if _, err := canonicalDecision(p); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestPrepareCanonicalArguments: arguments handed over already canonical (the pipeline's
+// hashing pass) give the same prepared record as arguments the log canonicalises itself, and
+// the flag is not carried into the record.
+func TestPrepareCanonicalArguments(t *testing.T) {
+	for _, cfg := range []Redaction{{}, {Disable: true}, {Keys: []string{`^pin$`}}} {
+		r, err := cfg.compile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range []string{
+			`{"command":"ls -la"}`,
+			`{"pin":"1234","z":[1.50,-0,1e21],"PASSWORD":"x"}`,
+			`{"c":"echo ghp_abcdefghijklmnopqrstuvwxyz0123","u":"\u2028 é 😀"}`,
+			`{"url":"https://admin:hunter22@example.com/x","n":{"b":null,"a":true}}`,
+		} {
+			canon, err := jcs.Transform([]byte(args))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref, err := r.prepare(&Decision{Tool: "Bash", Arguments: json.RawMessage(args)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := r.prepare(&Decision{Tool: "Bash", Arguments: canon, ArgumentsCanonical: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.ArgumentsCanonical {
+				t.Fatal("the prepared record keeps ArgumentsCanonical")
+			}
+			if diff := cmp.Diff(ref, got); diff != "" {
+				t.Fatalf("%s: prepared records differ (-self +handed over):\n%s", args, diff)
+			}
 		}
 	}
 }

@@ -19,21 +19,27 @@ import (
 // parse as a finite float64, a key outside the Basic Multilingual Plane, whose UTF-16 order
 // differs from byte order, a tool name that is not valid UTF-8) falls back to ActionHash on the
 // raw arguments. TestActionHashDecoded and FuzzActionHashDecoded check both agree.
-func actionHashDecoded(tool string, args map[string]any, raw json.RawMessage) (string, error) {
+//
+// canon is the RFC 8785 form of the arguments alone when the fast path produced it (nil on the
+// fallback): the audit record reuses it instead of canonicalising the arguments again.
+func actionHashDecoded(tool string, args map[string]any, raw json.RawMessage) (hash string, canon []byte, err error) {
 	bp := canonPool.Get().(*[]byte)
 	defer canonPool.Put(bp)
-	b := append((*bp)[:0], `{"arguments":`...)
+	const prefix = `{"arguments":`
+	b := append((*bp)[:0], prefix...)
 	b, ok := appendCanonical(b, args, 0)
 	if ok && utf8.ValidString(tool) {
+		end := len(b)
 		b = append(b, `,"tool":`...)
 		b = appendCanonicalString(b, tool)
 		b = append(b, '}')
 		*bp = b
 		sum := sha256.Sum256(b)
-		return hex.EncodeToString(sum[:]), nil
+		return hex.EncodeToString(sum[:]), slices.Clone(b[len(prefix):end]), nil
 	}
 	*bp = b
-	return ActionHash(tool, raw)
+	hash, err = ActionHash(tool, raw)
+	return hash, nil, err
 }
 
 var canonPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}

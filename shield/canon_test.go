@@ -1,8 +1,12 @@
 package shield
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"testing"
+
+	"github.com/gowebpki/jcs"
 
 	"github.com/shieldsec/shield/shield/normalize"
 )
@@ -33,9 +37,16 @@ func checkActionHash(t *testing.T, tool, raw string) {
 		return // the pipeline rejects it before hashing
 	}
 	want, werr := ActionHash(tool, json.RawMessage(raw))
-	got, gerr := actionHashDecoded(tool, args, json.RawMessage(raw))
+	got, canon, gerr := actionHashDecoded(tool, args, json.RawMessage(raw))
 	if (werr == nil) != (gerr == nil) || got != want {
 		t.Fatalf("%q %s: fast %q (%v), jcs %q (%v)", tool, raw, got, gerr, want, werr)
+	}
+	// The canonical arguments handed to the audit record are RFC 8785's form of the raw text.
+	if canon != nil {
+		ref, err := jcs.Transform([]byte(raw))
+		if err != nil || !bytes.Equal(canon, ref) {
+			t.Fatalf("%q %s: canonical arguments %s, jcs %s (%v)", tool, raw, canon, ref, err)
+		}
 	}
 }
 
@@ -61,7 +72,56 @@ func BenchmarkActionHash(b *testing.B) {
 	b.Run("decoded", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			_, _ = actionHashDecoded("Bash", args, raw)
+			_, _, _ = actionHashDecoded("Bash", args, raw)
 		}
 	})
+}
+
+// TestRecordCarriesCanonicalArguments: the audit record of a miss and of a cache hit carries the
+// RFC 8785 form of the call's arguments, computed once while hashing the call; the verdict
+// returned holds no trace of it; a call whose arguments take the slow path carries none.
+func TestRecordCarriesCanonicalArguments(t *testing.T) {
+	rec := &recorder{}
+	p, err := New(Config{Recorder: rec}, newPolicy(&fakeTier{level: 0, name: "cel", fn: silent}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, args string
+		canonical  bool
+	}{
+		{"miss", `{"command":"ls",  "a":[1.50, "\u00e9"]}`, true},
+		{"hit", `{"a":[1.5,"é"],"command":"ls"}`, true},
+		{"slow path", `{"😀":1}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v, err := p.Evaluate(context.Background(), call("exec", tc.args), EvalOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.canonArgs != nil {
+				t.Fatalf("the returned verdict keeps the canonical arguments")
+			}
+			got := rec.recs[len(rec.recs)-1]
+			if got.Verdict.DecisionID != v.DecisionID {
+				t.Fatal("the last record is not this decision's")
+			}
+			if !tc.canonical {
+				if got.CanonicalArguments != nil {
+					t.Fatalf("slow path handed canonical arguments %s", got.CanonicalArguments)
+				}
+				return
+			}
+			want, err := jcs.Transform([]byte(tc.args))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.CanonicalArguments, want) {
+				t.Fatalf("canonical arguments %s, want %s", got.CanonicalArguments, want)
+			}
+		})
+	}
+	if p.hits.Load() != 1 {
+		t.Fatalf("hits = %d, want 1 (the second call is the first's canonical twin)", p.hits.Load())
+	}
 }

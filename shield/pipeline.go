@@ -267,8 +267,13 @@ func (p *Pipeline) Evaluate(ctx context.Context, call *Call, opt EvalOptions) (V
 		internal = v.internalErr
 	}
 	v.internalErr = ""
+	if p.cfg.Recorder == nil {
+		v.canonArgs = nil
+	}
 	if p.cfg.Recorder != nil {
-		pos, err := p.record(ctx, &DecisionRecord{Call: call, Action: action, Verdict: &v, Error: internal})
+		canon := v.canonArgs
+		v.canonArgs = nil
+		pos, err := p.record(ctx, &DecisionRecord{Call: call, Action: action, Verdict: &v, Error: internal, CanonicalArguments: canon})
 		if err != nil {
 			v.Decision = Block
 			v.Tier = TierPipeline
@@ -389,7 +394,15 @@ func (p *Pipeline) decide(ctx context.Context, act *active, call *Call, opt Eval
 		err = fmt.Errorf("%w: %w", ErrInvalidCall, err)
 		return invalidVerdict(err), nil, err
 	}
-	hash, err := actionHashDecoded(call.Tool, args, call.Arguments)
+	hash, canon, err := actionHashDecoded(call.Tool, args, call.Arguments)
+	if canon != nil && len(call.Arguments) > 0 {
+		// One canonicalisation per call: the audit record reuses these bytes.
+		defer func() {
+			if callErr == nil {
+				v.canonArgs = canon
+			}
+		}()
+	}
 	if err != nil {
 		err = fmt.Errorf("%w: canonicalise arguments: %w", ErrInvalidCall, err)
 		return invalidVerdict(err), nil, err

@@ -70,7 +70,7 @@ func (r *recorder) RecordDecision(ctx context.Context, rec *DecisionRecord) (Aud
 		return AuditPosition{}, r.err
 	}
 	cp := *rec.Verdict
-	r.recs = append(r.recs, &DecisionRecord{Call: rec.Call, Action: rec.Action, Verdict: &cp, Error: rec.Error})
+	r.recs = append(r.recs, &DecisionRecord{Call: rec.Call, Action: rec.Action, Verdict: &cp, Error: rec.Error, CanonicalArguments: rec.CanonicalArguments})
 	return AuditPosition{Seq: uint64(len(r.recs)), Hash: "h"}, nil
 }
 

@@ -148,6 +148,7 @@ type Verdict struct {
 	Audit          AuditPosition
 
 	internalErr string // error detail for the audit record, never shown to the agent
+	canonArgs   []byte // the arguments' RFC 8785 form, for the audit record (DecisionRecord)
 }
 
 // AuditPosition locates the audit record of a decision.
@@ -163,6 +164,10 @@ type DecisionRecord struct {
 	Verdict *Verdict
 	// Error is the internal error text when the verdict came from a failure (never shown to agents).
 	Error string
+	// CanonicalArguments is the RFC 8785 form of Call.Arguments when the pipeline produced it
+	// while hashing the call (nil otherwise): a recorder may store it instead of canonicalising
+	// the arguments a second time.
+	CanonicalArguments []byte
 }
 
 // Recorder persists decision records. RecordDecision returns only once the record is durable

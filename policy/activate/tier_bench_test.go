@@ -32,6 +32,7 @@ func BenchmarkTiers(b *testing.B) {
 		inputs[i] = &shield.Input{Call: &shield.Call{Tool: c.tool, Arguments: json.RawMessage(c.args)}, Action: pol.Normalizer.Normalize(c.tool, args, "")}
 	}
 	b.Run("normalize", func(b *testing.B) {
+		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
 			c := benchCalls[i%len(benchCalls)]
 			pol.Normalizer.Normalize(c.tool, argsList[i%len(benchCalls)], "")
@@ -46,6 +47,27 @@ func BenchmarkTiers(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			c := benchCalls[i%len(benchCalls)]
 			_, _ = shield.ActionHash(c.tool, json.RawMessage(c.args))
+		}
+	})
+	// Tiers 0 and 1 as the pipeline runs them on a miss: CEL, then Rego unless CEL blocked.
+	b.Run("cel+rego", func(b *testing.B) {
+		ctx := context.Background()
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			in := inputs[i%len(inputs)]
+			blocked := false
+			for _, t := range pol.Tiers {
+				if blocked {
+					break
+				}
+				res, err := t.Evaluate(ctx, in)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, f := range res.Findings {
+					blocked = blocked || f.Decision == shield.Block
+				}
+			}
 		}
 	})
 	for _, t := range pol.Tiers {

@@ -22,7 +22,8 @@ import (
 	"github.com/shieldsec/shield/shield/normalize"
 )
 
-// engines are the default bundle's tiers, gated and ungated, with the service's normaliser.
+// engines are the default bundle's tiers, gated and ungated (Rego: gated with a pruned input,
+// ungated with the whole input), with the service's normaliser.
 type engines struct {
 	norm              *normalize.Normalizer
 	cel, celRef       *celrules.Engine
@@ -50,7 +51,7 @@ func defaultEngines(tb testing.TB) *engines {
 	if e.rego, err = regoeval.Compile(b); err != nil {
 		tb.Fatal(err)
 	}
-	if e.regoRef, err = regoeval.CompileOptions(b, regoeval.Options{NoGate: true}); err != nil {
+	if e.regoRef, err = regoeval.CompileOptions(b, regoeval.Options{NoGate: true, FullInput: true}); err != nil {
 		tb.Fatal(err)
 	}
 	for _, r := range e.cel.RuleGates() {
@@ -65,6 +66,11 @@ func defaultEngines(tb testing.TB) *engines {
 		if r.Gate.Indexed() {
 			e.regoGtd++
 		}
+	}
+	// The served engine builds only the input keys the modules name (the differential then
+	// also compares pruned against whole inputs); the reference builds them all.
+	if e.rego.InputKeys() == nil || e.regoRef.InputKeys() != nil {
+		tb.Fatalf("input pruning: served keys %v, reference keys %v", e.rego.InputKeys(), e.regoRef.InputKeys())
 	}
 	return e
 }

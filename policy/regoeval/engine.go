@@ -34,6 +34,11 @@ type Engine struct {
 	gates   []*gate.Cond
 	ungated bool
 	info    *GateInfo
+	// keep are the top-level input keys the modules reference; nil builds the whole input
+	// (inputuse.go).
+	keep map[string]bool
+	// gateInput: the gate bits are the input's gateInputKey array, not the gate built-in's.
+	gateInput bool
 }
 
 // Options change how a bundle is prepared. The zero value is what the service uses.
@@ -41,6 +46,23 @@ type Options struct {
 	// NoGate evaluates every rule whatever its gate: the reference the differential test
 	// compares the gated engine with.
 	NoGate bool
+	// FullInput builds every key of the input, referenced or not: the reference for input
+	// pruning.
+	FullInput bool
+}
+
+// InputKeys returns the top-level input keys built for each evaluation, sorted; nil when the
+// whole input is built.
+func (e *Engine) InputKeys() []string {
+	if e.keep == nil {
+		return nil
+	}
+	keys := make([]string, 0, len(e.keep))
+	for k := range e.keep {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // Gates returns what the gate analysis found (for lint and tests).
@@ -114,6 +136,13 @@ func (p *Parsed) PrepareOptions(opt Options) (*Engine, error) {
 	}
 	info, gates := analyzeGates(p, files)
 	e.info = info
+	if !opt.FullInput {
+		e.keep = referencedInput(p, files)
+	}
+	// The gate bits travel in the input (an indexed reference, no built-in call) when the
+	// modules reach the input only by constant keys, none of them the gate's: they cannot see
+	// it. Otherwise (the input used whole, or no pruning) through the gate built-in.
+	e.gateInput = e.keep != nil && !e.keep[gateInputKey]
 	for _, f := range files {
 		m := p.Modules[f]
 		e.rules += len(m.Rules)
@@ -121,7 +150,11 @@ func (p *Parsed) PrepareOptions(opt Options) (*Engine, error) {
 			m = m.Copy()
 			for i, r := range m.Rules {
 				if c, ok := g[i]; ok {
-					r.Body = append(ast.Body{gateExpr(len(e.gates), r.Location)}, r.Body...)
+					x := gateExpr(len(e.gates), r.Location)
+					if e.gateInput {
+						x = gateInputExpr(len(e.gates), r.Location)
+					}
+					r.Body = append(ast.Body{x}, r.Body...)
 					e.gates = append(e.gates, c)
 				}
 			}
@@ -161,9 +194,12 @@ func (e *Engine) Evaluate(ctx context.Context, in *shield.Input) (shield.Result,
 			return shield.Result{}, nil // no decision rule can fire: the decision is empty
 		}
 	}
-	input, err := InputValue(in.Action, in.Call)
+	input, err := inputValue(in.Action, in.Call, e.keep)
 	if err != nil {
 		return shield.Result{}, fmt.Errorf("%w: input: %w", ErrEvaluation, err)
+	}
+	if e.gateInput {
+		input.(ast.Object).Insert(key(gateInputKey), gateTerm(bits))
 	}
 	// Cancellation without a goroutine per evaluation: the context's own cancellation calls
 	// the interpreter's Cancel (OPA otherwise starts a goroutine to wait on ctx.Done()).
@@ -275,6 +311,47 @@ var gateFunction = rego.Function1(&rego.Function{
 	}
 	return ast.BooleanTerm(bits[i]), nil
 })
+
+// authorInput is the input of an evaluation for authors (Trace, EvalTraced): the whole input,
+// every gate open.
+func (e *Engine) authorInput(in *shield.Input) (ast.Value, error) {
+	input, err := InputValue(in.Action, in.Call)
+	if err != nil || !e.gateInput {
+		return input, err
+	}
+	bits := make([]bool, len(e.gates))
+	for i := range bits {
+		bits[i] = true
+	}
+	input.(ast.Object).Insert(key(gateInputKey), gateTerm(bits))
+	return input, nil
+}
+
+// gateInputKey is the input key that carries the gate bits when no module can see it.
+const gateInputKey = "shield_internal_gate"
+
+// gateTerm is the gate bits as an array of booleans.
+func gateTerm(bits []bool) *ast.Term {
+	terms := make([]*ast.Term, len(bits))
+	for i, b := range bits {
+		terms[i] = ast.InternedTerm(b)
+	}
+	return ast.ArrayTerm(terms...)
+}
+
+// gateInputExpr is input.shield_internal_gate[i] = true, the first expression of gated decision
+// rule i when the bits travel in the input: OPA's rule index answers it before the body runs.
+func gateInputExpr(i int, loc *ast.Location) *ast.Expr {
+	// Fresh terms (never interned ones): their locations are set below.
+	ref := ast.RefTerm(ast.VarTerm("input"), ast.StringTerm(gateInputKey), ast.IntNumberTerm(i))
+	x := ast.Equality.Expr(ref, ast.BooleanTerm(true))
+	x.Location = loc
+	for _, t := range x.Terms.([]*ast.Term) {
+		t.Location = loc
+	}
+	ast.WalkTerms(ref, func(t *ast.Term) bool { t.Location = loc; return false })
+	return x
+}
 
 // gateExpr is the call of the gate built-in for decision rule i.
 func gateExpr(i int, loc *ast.Location) *ast.Expr {

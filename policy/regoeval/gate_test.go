@@ -2,8 +2,12 @@ package regoeval
 
 import (
 	"context"
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/open-policy-agent/opa/v1/topdown"
 
 	"github.com/shieldsec/shield/shield"
 	"github.com/shieldsec/shield/shield/normalize"
@@ -183,5 +187,56 @@ func TestGateSkips(t *testing.T) {
 		if want := class == "exec"; (len(g.Findings) == 1) != want {
 			t.Errorf("%s: findings %+v", class, g.Findings)
 		}
+	}
+}
+
+// TestGateCarrier: the gate bits travel in the input when the modules reach the input only by
+// constant keys, through the gate built-in when they use it whole or name the gate's key; the
+// verdicts, and those of the author paths (every gate open), are the ungated ones either way.
+func TestGateCarrier(t *testing.T) {
+	rules := `deny contains {"rule": "a", "reason": "r"} if input.class == "exec"
+
+escalate contains {"rule": "b", "reason": "r"} if {
+	input.class == "file_read"
+	%s
+}
+`
+	for _, tc := range []struct {
+		name, extra string
+		inInput     bool
+	}{
+		{"constant keys", `input.tool == "t"`, true},
+		{"input whole", `count(input) > 1`, false},
+		{"the gate key named", `not input.shield_internal_gate`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := bundleOf(t, map[string]string{"rego/p.rego": gatePrelude + fmt.Sprintf(rules, tc.extra)})
+			gated, err := Compile(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref, err := CompileOptions(b, Options{NoGate: true, FullInput: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if gated.gateInput != tc.inInput || len(gated.gates) != 5 {
+				t.Fatalf("gates in the input = %v (%d gates), want %v", gated.gateInput, len(gated.gates), tc.inInput)
+			}
+			for _, class := range []string{"exec", "file_read", "net_request"} {
+				ctx := context.Background()
+				g, gerr := gated.Evaluate(ctx, gateInput(class))
+				r, rerr := ref.Evaluate(ctx, gateInput(class))
+				a, aerr := gated.EvalTraced(ctx, gateInput(class), topdown.NewBufferTracer())
+				if gerr != nil || rerr != nil || aerr != nil {
+					t.Fatalf("%s: errors %v, %v, %v", class, gerr, rerr, aerr)
+				}
+				if !reflect.DeepEqual(g, r) || !reflect.DeepEqual(a, r) {
+					t.Fatalf("%s: gated %+v, author path %+v, ungated %+v", class, g, a, r)
+				}
+				if want := class != "net_request"; (len(g.Findings) == 1) != want {
+					t.Fatalf("%s: findings %+v", class, g.Findings)
+				}
+			}
+		})
 	}
 }

@@ -11,111 +11,172 @@ import (
 // a JSON round trip. It equals the JSON encoding of the action plus "context", except that
 // lists and maps are never null but empty (TestInputMatchesJSON checks it).
 func InputValue(a *normalize.Action, call *shield.Call) (ast.Value, error) {
-	args := ast.NewObject()
-	if a.Args != nil {
-		v, err := ast.InterfaceToValue(a.Args)
-		if err != nil {
-			return nil, err
+	return inputValue(a, call, nil)
+}
+
+// inputValue is InputValue with only the top-level keys keep holds (nil: every key).
+func inputValue(a *normalize.Action, call *shield.Call, keep map[string]bool) (ast.Value, error) {
+	want := func(k string) bool { return keep == nil || keep[k] }
+	items := make([][2]*ast.Term, 0, 23)
+	add := func(k string, f func() *ast.Term) {
+		if want(k) {
+			items = append(items, [2]*ast.Term{key(k), f()})
 		}
-		if o, ok := v.(ast.Object); ok {
-			args = o
+	}
+	addStr := func(k, v string) {
+		if want(k) {
+			items = append(items, str(k, v))
 		}
 	}
-	var cc shield.CallContext
-	if call != nil {
-		cc = call.Context
+	addStrs := func(k string, l []string) {
+		if want(k) {
+			items = append(items, strs(k, l))
+		}
 	}
-	labels := ast.NewObjectWithCapacity(len(cc.Labels))
-	for k, v := range cc.Labels {
-		labels.Insert(ast.StringTerm(k), ast.StringTerm(v))
+	addStr("tool", a.Tool)
+	addStr("class", a.Class)
+	if want("known") {
+		items = append(items, boolean("known", a.Known))
 	}
-	ctx := ast.NewObject(
-		str("session_id", cc.SessionID),
-		str("agent_id", cc.AgentID),
-		str("runtime", cc.Runtime),
-		str("caller", cc.Caller),
-		[2]*ast.Term{key("labels"), ast.NewTerm(labels)},
-	)
-	cmds := ast.NewArrayWithCapacity(len(a.Commands))
-	for i := range a.Commands {
-		cmds = cmds.Append(ast.NewTerm(commandValue(&a.Commands[i])))
+	if want("args") {
+		args := ast.InternedEmptyObject
+		if len(a.Args) > 0 {
+			v, err := ast.InterfaceToValue(a.Args)
+			if err != nil {
+				return nil, err
+			}
+			if _, ok := v.(ast.Object); ok {
+				args = ast.NewTerm(v)
+			}
+		}
+		items = append(items, [2]*ast.Term{key("args"), args})
 	}
-	paths := ast.NewArrayWithCapacity(len(a.Paths))
-	for _, p := range a.Paths {
-		paths = paths.Append(ast.ObjectTerm(
-			str("raw", p.Raw),
-			str("clean", p.Clean),
-			str("role", p.Role),
-			boolean("in_workspace", p.InWorkspace),
-			boolean("sensitive", p.Sensitive),
-			str("kind", p.Kind),
-			boolean("dotdot", p.DotDot),
-		))
+	addStr("cwd", a.Cwd)
+	addStr("workspace", a.Workspace)
+	addStr("command", a.Command)
+	add("commands", func() *ast.Term {
+		if len(a.Commands) == 0 {
+			return ast.InternedEmptyArray
+		}
+		cmds := make([]*ast.Term, len(a.Commands))
+		for i := range a.Commands {
+			cmds[i] = ast.NewTerm(commandValue(&a.Commands[i]))
+		}
+		return ast.ArrayTerm(cmds...)
+	})
+	addStr("parse_error", a.ParseError)
+	add("paths", func() *ast.Term {
+		if len(a.Paths) == 0 {
+			return ast.InternedEmptyArray
+		}
+		paths := make([]*ast.Term, len(a.Paths))
+		for i, p := range a.Paths {
+			paths[i] = ast.ObjectTerm(
+				str("raw", p.Raw),
+				str("clean", p.Clean),
+				str("role", p.Role),
+				boolean("in_workspace", p.InWorkspace),
+				boolean("sensitive", p.Sensitive),
+				str("kind", p.Kind),
+				boolean("dotdot", p.DotDot),
+			)
+		}
+		return ast.ArrayTerm(paths...)
+	})
+	add("urls", func() *ast.Term {
+		if len(a.URLs) == 0 {
+			return ast.InternedEmptyArray
+		}
+		urls := make([]*ast.Term, len(a.URLs))
+		for i, u := range a.URLs {
+			urls[i] = ast.ObjectTerm(
+				str("raw", u.Raw),
+				str("scheme", u.Scheme),
+				str("host", u.Host),
+				num("port", u.Port),
+				str("path", u.Path),
+				str("query", u.Query),
+				boolean("userinfo", u.UserInfo),
+				str("ip_class", u.IPClass),
+				str("role", u.Role),
+				str("registrable", u.Registrable),
+			)
+		}
+		return ast.ArrayTerm(urls...)
+	})
+	addStrs("recipients", a.Recipients)
+	addStr("body", a.Body)
+	addStr("content", a.Content)
+	addStr("prompt", a.Prompt)
+	addStr("method", a.Method)
+	addStrs("strings", a.Strings)
+	add("effects", func() *ast.Term {
+		if len(a.Effects) == 0 {
+			return ast.InternedEmptyArray
+		}
+		effects := make([]*ast.Term, len(a.Effects))
+		for i, e := range a.Effects {
+			effects[i] = ast.ObjectTerm(
+				str("kind", e.Kind),
+				str("target", e.Target),
+				str("program", e.Program),
+				str("detail", e.Detail),
+				boolean("in_workspace", e.InWorkspace),
+				boolean("sensitive", e.Sensitive),
+				boolean("unresolved", e.Unresolved),
+				num("port", e.Port),
+				str("remote", e.Remote),
+			)
+		}
+		return ast.ArrayTerm(effects...)
+	})
+	add("flows", func() *ast.Term {
+		if len(a.Flows) == 0 {
+			return ast.InternedEmptyArray
+		}
+		flows := make([]*ast.Term, len(a.Flows))
+		for i, f := range a.Flows {
+			flows[i] = ast.ObjectTerm(num("from", f.From), num("to", f.To), str("via", f.Via))
+		}
+		return ast.ArrayTerm(flows...)
+	})
+	addStrs("unresolved", a.Unresolved)
+	addStrs("unknown_programs", a.UnknownPrograms)
+	if want("truncated") {
+		items = append(items, boolean("truncated", a.Truncated))
 	}
-	urls := ast.NewArrayWithCapacity(len(a.URLs))
-	for _, u := range a.URLs {
-		urls = urls.Append(ast.ObjectTerm(
-			str("raw", u.Raw),
-			str("scheme", u.Scheme),
-			str("host", u.Host),
-			num("port", u.Port),
-			str("path", u.Path),
-			str("query", u.Query),
-			boolean("userinfo", u.UserInfo),
-			str("ip_class", u.IPClass),
-			str("role", u.Role),
-			str("registrable", u.Registrable),
-		))
-	}
-	effects := ast.NewArrayWithCapacity(len(a.Effects))
-	for _, e := range a.Effects {
-		effects = effects.Append(ast.ObjectTerm(
-			str("kind", e.Kind),
-			str("target", e.Target),
-			str("program", e.Program),
-			str("detail", e.Detail),
-			boolean("in_workspace", e.InWorkspace),
-			boolean("sensitive", e.Sensitive),
-			boolean("unresolved", e.Unresolved),
-			num("port", e.Port),
-			str("remote", e.Remote),
-		))
-	}
-	flows := ast.NewArrayWithCapacity(len(a.Flows))
-	for _, f := range a.Flows {
-		flows = flows.Append(ast.ObjectTerm(num("from", f.From), num("to", f.To), str("via", f.Via)))
-	}
-	return ast.NewObject(
-		str("tool", a.Tool),
-		str("class", a.Class),
-		boolean("known", a.Known),
-		ast.Item(key("args"), ast.NewTerm(args)),
-		str("cwd", a.Cwd),
-		str("workspace", a.Workspace),
-		str("command", a.Command),
-		ast.Item(key("commands"), ast.NewTerm(cmds)),
-		str("parse_error", a.ParseError),
-		ast.Item(key("paths"), ast.NewTerm(paths)),
-		ast.Item(key("urls"), ast.NewTerm(urls)),
-		strs("recipients", a.Recipients),
-		str("body", a.Body),
-		str("content", a.Content),
-		str("prompt", a.Prompt),
-		str("method", a.Method),
-		strs("strings", a.Strings),
-		ast.Item(key("effects"), ast.NewTerm(effects)),
-		ast.Item(key("flows"), ast.NewTerm(flows)),
-		strs("unresolved", a.Unresolved),
-		strs("unknown_programs", a.UnknownPrograms),
-		boolean("truncated", a.Truncated),
-		ast.Item(key("context"), ast.NewTerm(ctx)),
-	), nil
+	add("context", func() *ast.Term {
+		var cc shield.CallContext
+		if call != nil {
+			cc = call.Context
+		}
+		labels := ast.InternedEmptyObject
+		if len(cc.Labels) > 0 {
+			o := ast.NewObjectWithCapacity(len(cc.Labels))
+			for k, v := range cc.Labels {
+				o.Insert(ast.StringTerm(k), ast.StringTerm(v))
+			}
+			labels = ast.NewTerm(o)
+		}
+		return ast.ObjectTerm(
+			str("session_id", cc.SessionID),
+			str("agent_id", cc.AgentID),
+			str("runtime", cc.Runtime),
+			str("caller", cc.Caller),
+			[2]*ast.Term{key("labels"), labels},
+		)
+	})
+	return ast.NewObject(items...), nil
 }
 
 func commandValue(c *normalize.Command) ast.Value {
-	redirs := ast.NewArrayWithCapacity(len(c.Redirects))
-	for _, r := range c.Redirects {
-		redirs = redirs.Append(ast.ObjectTerm(str("op", r.Op), str("fd", r.Fd), str("path", r.Path)))
+	redirs := ast.InternedEmptyArray
+	if len(c.Redirects) > 0 {
+		rs := make([]*ast.Term, len(c.Redirects))
+		for i, r := range c.Redirects {
+			rs[i] = ast.ObjectTerm(str("op", r.Op), str("fd", r.Fd), str("path", r.Path))
+		}
+		redirs = ast.ArrayTerm(rs...)
 	}
 	return ast.NewObject(
 		str("name", c.Name),
@@ -126,7 +187,7 @@ func commandValue(c *normalize.Command) ast.Value {
 		str("via", c.Via),
 		boolean("pipe", c.Pipe),
 		num("pipe_index", c.PipeIndex),
-		ast.Item(key("redirects"), ast.NewTerm(redirs)),
+		ast.Item(key("redirects"), redirs),
 		boolean("dynamic", c.Dynamic),
 		boolean("sudo", c.Sudo),
 		boolean("background", c.Background),
@@ -147,6 +208,7 @@ func init() {
 		"background", "env", "op", "fd", "path", "clean", "role", "in_workspace", "sensitive", "kind",
 		"dotdot", "scheme", "host", "port", "query", "userinfo", "ip_class", "registrable",
 		"effects", "flows", "unresolved", "unknown_programs", "target", "program", "detail", "from", "to",
+		gateInputKey,
 	} {
 		keyTerms[k] = ast.StringTerm(k)
 	}
@@ -166,6 +228,9 @@ func boolean(k string, v bool) [2]*ast.Term { return [2]*ast.Term{key(k), ast.In
 func num(k string, v int) [2]*ast.Term { return [2]*ast.Term{key(k), ast.InternedTerm(v)} }
 
 func strs(k string, l []string) [2]*ast.Term {
+	if len(l) == 0 {
+		return [2]*ast.Term{key(k), ast.InternedEmptyArray}
+	}
 	terms := make([]*ast.Term, len(l))
 	for i, s := range l {
 		terms[i] = ast.InternedTerm(s)

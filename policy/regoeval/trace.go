@@ -43,7 +43,7 @@ func (e *Engine) Trace(ctx context.Context, in *shield.Input, mode string) (shie
 	if e.empty {
 		return shield.Result{}, "(no Rego modules)\n", nil
 	}
-	input, err := InputValue(in.Action, in.Call)
+	input, err := e.authorInput(in)
 	if err != nil {
 		return shield.Result{}, "", fmt.Errorf("%w: input: %w", ErrEvaluation, err)
 	}
@@ -98,7 +98,7 @@ func (e *Engine) EvalTraced(ctx context.Context, in *shield.Input, tracer topdow
 	if e.empty {
 		return shield.Result{}, nil
 	}
-	input, err := InputValue(in.Action, in.Call)
+	input, err := e.authorInput(in)
 	if err != nil {
 		return shield.Result{}, fmt.Errorf("%w: input: %w", ErrEvaluation, err)
 	}

@@ -7,47 +7,32 @@ package normalize
 var shells = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "ash": true,
 	"mksh": true, "yash": true, "rbash": true, "fish": true, "tcsh": true, "csh": true, "busybox sh": true}
 
-// wrapperOpts lists, for each command that runs another command from its own argv, the options that
-// take a separate value (so the value is not mistaken for the command), and how many leading operands
-// come before the command (timeout DURATION, chroot NEWROOT, flock FILE).
+// wrappers lists the commands that run another command from their own argv and need the walker's
+// own reading (follow in shell.go): privilege wrappers (the inner command runs as root), env and
+// xargs (assignments, standard-input operands), command -v, nice -N, taskset -c LIST, watch (joins
+// its words into a shell command line). For each: the options that take a separate value (so the
+// value is not mistaken for the command), and how many leading operands come before the command.
+// Every other launcher is a spec with a "cmd" or "shcmd" operand (commands/*.spec; spec_effects.go),
+// walked by commandEffects with the spec's own option table (flock FILE -c CMD, timeout N -- CMD,
+// bwrap --bind SRC DEST CMD).
 var wrappers = map[string]struct {
 	valueOpts map[string]bool
 	operands  int
 	sudo      bool
 }{
-	"sudo":        {valueOpts: set("-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-T", "-U", "--user", "--group", "--chdir", "--prompt", "--role", "--type", "--host", "--close-from", "--other-user", "--command-timeout"), sudo: true},
-	"doas":        {valueOpts: set("-u", "-C"), sudo: true},
-	"pkexec":      {valueOpts: set("--user"), sudo: true},
-	"run0":        {valueOpts: set("-u", "--user", "-g", "--group", "-D", "--chdir", "--setenv"), sudo: true},
-	"env":         {valueOpts: set("-u", "--unset", "-C", "--chdir", "-S", "--split-string", "-P")},
-	"xargs":       {valueOpts: set("-I", "-i", "-n", "-P", "-d", "-E", "-e", "-L", "-l", "-s", "-a", "--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-lines", "--max-chars", "--replace", "--eof", "--process-slot-var")},
-	"nohup":       {},
-	"setsid":      {},
-	"exec":        {valueOpts: set("-a")},
-	"command":     {},
-	"builtin":     {},
-	"time":        {valueOpts: set("-f", "--format", "-o", "--output")},
-	"nice":        {valueOpts: set("-n", "--adjustment")},
-	"ionice":      {valueOpts: set("-c", "-n", "-p", "-P", "-u", "--class", "--classdata")},
-	"chrt":        {operands: 1},
-	"taskset":     {operands: 1, valueOpts: set("-c")},
-	"stdbuf":      {valueOpts: set("-i", "-o", "-e", "--input", "--output", "--error")},
-	"timeout":     {valueOpts: set("-s", "--signal", "-k", "--kill-after"), operands: 1},
-	"chroot":      {valueOpts: set("--userspec", "--groups"), operands: 1},
-	"flock":       {valueOpts: set("-w", "--timeout", "-E", "--conflict-exit-code"), operands: 1},
-	"unbuffer":    {},
-	"torsocks":    {},
-	"proxychains": {valueOpts: set("-f")}, "proxychains4": {valueOpts: set("-f")},
-	"strace":      {valueOpts: set("-o", "-e", "-p", "-s", "-u", "-E", "-P")},
-	"ltrace":      {valueOpts: set("-o", "-e", "-p", "-s", "-u", "-E")},
-	"firejail":    {},
-	"systemd-run": {valueOpts: set("-u", "--unit", "-p", "--property", "-E", "--setenv", "--on-calendar", "--on-active", "--uid", "--gid", "-M", "--machine", "--description", "--slice")},
-	"nsenter":     {valueOpts: set("-t", "--target", "-S", "-G", "-r", "-w")},
-	"unshare":     {},
-	"catchsegv":   {},
-	"faketime":    {operands: 1},
-	"caffeinate":  {},
-	"watch":       {valueOpts: set("-n", "--interval", "-d", "-g")}, // watch runs its args through sh -c
+	"sudo":    {valueOpts: set("-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-T", "-U", "--user", "--group", "--chdir", "--prompt", "--role", "--type", "--host", "--close-from", "--other-user", "--command-timeout"), sudo: true},
+	"doas":    {valueOpts: set("-u", "-C"), sudo: true},
+	"pkexec":  {valueOpts: set("--user"), sudo: true},
+	"run0":    {valueOpts: set("-u", "--user", "-g", "--group", "-D", "--chdir", "--setenv"), sudo: true},
+	"env":     {valueOpts: set("-u", "--unset", "-C", "--chdir", "-S", "--split-string", "-P")},
+	"xargs":   {valueOpts: set("-I", "-i", "-n", "-P", "-d", "-E", "-e", "-L", "-l", "-s", "-a", "--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-lines", "--max-chars", "--replace", "--eof", "--process-slot-var")},
+	"exec":    {valueOpts: set("-a")},
+	"command": {},
+	"builtin": {},
+	"time":    {valueOpts: set("-f", "--format", "-o", "--output")},
+	"nice":    {valueOpts: set("-n", "--adjustment")},
+	"taskset": {operands: 1, valueOpts: set("-c")},
+	"watch":   {valueOpts: set("-n", "--interval", "-d", "-g")}, // watch runs its args through sh -c
 }
 
 // fileCmds: commands whose operands are files, and the role of those files. Operands of these

@@ -78,6 +78,9 @@ func (w *walker) envEffects(f frame, c *Command) {
 			}
 			continue
 		}
+		if w.packageEnv("env "+name, name, val) {
+			continue
+		}
 		kind := codeEnv[name]
 		if kind == 0 {
 			continue
@@ -310,6 +313,10 @@ func (w *walker) gitEnvConfig(f frame, prog, key, val string) {
 	lk := strings.ToLower(strings.TrimSpace(key))
 	val = unquoteValue(strings.TrimSpace(val))
 	w.gitRemoteState(strings.TrimSpace(key), lk, val) // effects_state.go: remotes repointed for the push
+	if gitInsecureConfig.MatchString(lk + "=" + val) {
+		w.verificationOff(prog, lk+"="+val)
+		return
+	}
 	switch {
 	case lk == "core.fsmonitor" || lk == "core.sshcommand" || lk == "core.pager" || lk == "core.editor" ||
 		lk == "core.askpass" || lk == "sequence.editor" || lk == "diff.external" || lk == "core.hookspath" ||
@@ -326,6 +333,10 @@ func (w *walker) gitEnvConfig(f frame, prog, key, val string) {
 		w.script(code, f.depth+1, prog, f.sudo)
 	}
 }
+
+// gitInsecureConfig: git settings that turn off a transport's protections or object checks
+// (protocol.file.allow=always lets a submodule read local repositories).
+var gitInsecureConfig = regexp.MustCompile(`(?i)^(protocol(\.[a-z]+)?\.allow=always|http(\..+)?\.sslverify=(false|0|no|off)|transfer\.fsckobjects=(false|0)|core\.protectntfs=(false|0)|core\.protecthfs=(false|0))$`)
 
 // splitQuoted splits a value on blanks, keeping single- or double-quoted parts together and
 // dropping the quotes ('a b' c → [a b, c]).

@@ -702,6 +702,8 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 			return
 		}
 	}
+	w.secretSources(name, ws.sub(1))  // secret_sources.go: with or without a spec
+	w.packageSources(name, ws.sub(1)) // package_sources.go
 	sp := s.n.opt.Commands.lookup(name)
 	if sp == nil {
 		if name != "" && !shellBuiltinNoop[name] && !w.funcs[name] {
@@ -734,6 +736,7 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 		}
 		w.fixedEffect(name, fx)
 	}
+	w.specEffects(f, pa, name, args, pipe, idx, stdin) // spec_effects.go: code-carrying roles, %verbs
 	w.handle(f, pa, name, args, pipe, idx, stdin)
 	// Operands fed from standard input (xargs, parallel without :::) are unknown, unless the
 	// previous pipeline stage lists a known tree (find . | xargs grep): then they lie under it.

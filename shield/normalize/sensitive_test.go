@@ -56,3 +56,59 @@ func BenchmarkClassify(b *testing.B) {
 		})
 	}
 }
+
+// TestSensitiveSurvey: credential files of common tools, one or more per family of the survey
+// (cloud CLIs, cluster configs under /etc and /var/lib, registries, forges, hosting platforms,
+// agents' own keys, mail, wallets, browsers, keychains, system secrets), and files of the same
+// names that are ordinary project files.
+func TestSensitiveSurvey(t *testing.T) {
+	m := newSensitiveMatcher("/home/user")
+	tests := []struct{ path, kind string }{
+		// cloud
+		{"/home/user/.config/rclone/rclone.conf", "cloud_credentials"}, {"/home/user/.s3cfg", "cloud_credentials"},
+		{"/root/.s3cfg", "cloud_credentials"}, {"/home/user/.config/openstack/clouds.yaml", "cloud_credentials"},
+		{"/home/user/.pulumi/credentials.json", "cloud_credentials"}, {"/home/user/.databrickscfg", "cloud_credentials"},
+		{"/var/lib/cloud/instance/user-data.txt", "cloud_credentials"}, {"/home/user/.config/hcloud/cli.toml", "cloud_credentials"},
+		// clusters
+		{"/etc/rancher/k3s/k3s.yaml", "kube_config"}, {"/etc/rancher/rke2/rke2.yaml", "kube_config"},
+		{"/var/lib/rancher/k3s/server/token", "kube_config"}, {"/etc/kubernetes/admin.conf", "kube_config"},
+		{"/var/lib/kubelet/kubeconfig", "kube_config"}, {"/home/user/.minikube/profiles/minikube/client.key", "kube_config"},
+		{"/home/user/.talos/config", "kube_config"}, {"/var/lib/etcd/member/snap/db", "kube_config"},
+		{"/var/run/secrets/kubernetes.io/serviceaccount/token", "k8s_service_account"},
+		// container registries
+		{"/home/user/.config/containers/auth.json", "docker_config"}, {"/run/user/1000/containers/auth.json", "docker_config"},
+		{"/home/user/.config/helm/registry/config.json", "docker_config"},
+		// tools, forges, registries, hosting, agents
+		{"/home/user/.terraformrc", "credentials"}, {"/home/user/.terraform.d/credentials.tfrc.json", "credentials"},
+		{"/home/user/.config/sops/age/keys.txt", "credentials"}, {"/home/user/.config/git/credentials", "credentials"},
+		{"/home/user/.config/glab-cli/config.yml", "credentials"}, {"/home/user/.yarnrc.yml", "credentials"},
+		{"/home/user/.m2/settings-security.xml", "credentials"}, {"/home/user/.ivy2/.credentials", "credentials"},
+		{"/home/user/.fly/config.yml", "credentials"}, {"/home/user/.config/netlify/config.json", "credentials"},
+		{"/home/user/.wrangler/config/default.toml", "credentials"}, {"/home/user/.local/share/com.vercel.cli/auth.json", "credentials"},
+		{"/home/user/.codex/auth.json", "credentials"}, {"/home/user/.claude/.credentials.json", "credentials"},
+		{"/home/user/.config/github-copilot/hosts.json", "credentials"}, {"/home/user/.cache/huggingface/token", "credentials"},
+		{"/home/user/.mylogin.cnf", "credentials"}, {"/home/user/.authinfo.gpg", "credentials"}, {"/home/user/.msmtprc", "credentials"},
+		{"/etc/gitlab-runner/config.toml", "credentials"}, {"/var/lib/jenkins/secrets/master.key", "credentials"},
+		{"/var/lib/grafana/secrets", "credentials"}, {"/etc/NetworkManager/system-connections/home.nmconnection", "credentials"},
+		{"/etc/wireguard/wg0.conf", "credentials"}, {"/etc/mysql/debian.cnf", "credentials"}, {"/etc/krb5.keytab", "credentials"},
+		// keys, system secrets, stores, browsers
+		{"/home/user/keys/sf.p8", "private_key"}, {"/etc/pki/tls/private/server.key", "private_key"},
+		{"/etc/master.passwd", "shadow"}, {"/home/user/Library/Keychains/login.keychain-db", "password_store"},
+		{"/home/user/.bitcoin/wallet.dat", "password_store"}, {"/home/user/.config/solana/id.json", "password_store"},
+		{"/home/user/.ethereum/keystore/UTC--x", "password_store"}, {"/home/user/.config/Bitwarden CLI/data.json", "password_store"},
+		{"/home/user/.config/vivaldi/Default/Login Data", "browser_credentials"}, {"/home/user/.pki/nssdb/key4.db", "browser_credentials"},
+		{"/home/user/.var/app/org.mozilla.firefox/.mozilla/firefox/x/logins.json", "browser_credentials"},
+		{"/home/user/.sqlite_history", "shell_history"},
+		// ordinary project files and look-alikes
+		{"/home/user/project/.yarnrc.yml", ""}, {"/home/user/project/pip.conf", ""}, {"/home/user/project/docs/rclone.md", ""},
+		{"/home/user/project/keys.txt", ""}, {"/etc/rancher-notes.txt", ""}, {"/var/lib/apt/lists/x", ""}, {"/etc/os-release", ""},
+		{"/home/user/project/k8s/deployment.yaml", ""}, {"/home/user/.config/Code/User/keybindings.json", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.path, func(t *testing.T) {
+			if got := m.classify(tc.path); got != tc.kind {
+				t.Errorf("classify(%q) = %q, want %q", tc.path, got, tc.kind)
+			}
+		})
+	}
+}

@@ -383,6 +383,9 @@ func (w *walker) assign(f frame, a *syntax.Assign) string {
 		val = "(" + strings.Join(parts, " ") + ")"
 	}
 	if a.Naked {
+		if name == "" {
+			return val // an option of a declaration builtin (export -p, declare -x)
+		}
 		return name
 	}
 	if a.Append {

@@ -13,23 +13,30 @@ import (
 //
 // Format, one program (or program + sub-command) per line, '#' comments:
 //
-//	NAME[ SUB…]: TOKEN…
+//	NAME[ SUB…]: TOKEN…   (the name ends at ": "; a sub-command may contain ':', heroku apps:destroy)
 //	NAME = OTHER          NAME behaves as OTHER, sub-commands included (pip3 = pip)
 //
 // Tokens:
 //
 //	-o,--output=ROLE   an option taking a value (separate, attached "-ofile" or "--output=file");
 //	                   ROLE is what the value is (see roles below; "_" ignores it)
+//	--bind=ROLE/N      an option taking N separate values (bwrap --bind SRC DEST); the last has ROLE
 //	-f,--force!TAG     a flag without value whose presence sets TAG for the program's handler
 //	ROLE ROLE* ROLE    operand roles in order; one role may end in '*' and takes the operands left
 //	                   over (cp: "read* write" — every operand but the last is read)
 //	+EFFECT[:DETAIL]   an effect the program always has (+secret:env, +privilege, +listen)
+//	+EFFECT[:DETAIL]?TAG  the effect only when a flag set TAG (sops -d,--decrypt!decrypt
+//	                   +secret:sops?decrypt)
 //	%posix             options end at the first operand (wrappers, sub-command dispatchers)
 //	%sub               the first operand selects a sub-command spec ("git push"); unknown ones are
 //	                   reported as unknown programs ("git frob")
 //	%opensub           with %sub: an unknown sub-command takes the program's own spec (pnpm
 //	                   SCRIPT runs a package script) instead of being an unknown program
 //	%h:NAME            a Go handler for semantics the table cannot say (sed -i, tar -x, git push -f)
+//	%verbs             the words that select what a cloud or platform CLI does are classified
+//	                   (spec_effects.go): a destroy/delete/remove/prune/terminate… verb is a delete
+//	                   of "cloud" state, a token/credential printer a secret, whatever the CLI's
+//	                   sub-command grammar ("heroku apps:destroy", "flyctl apps destroy")
 //
 // Options not listed are flags without value; a listed single-dash long option (find -name) is
 // matched whole before short-flag clustering.
@@ -38,13 +45,37 @@ import (
 // (a file run by the program) cmd (the rest of argv is a command: a wrapper) url host (host[:port] or
 // user@host[:path]) port pkg (a package to install) remote (a VCS remote) data (curl -d: "@file" is
 // a read) _ (ignored).
+//
+// Roles whose value is code or a command (spec_effects.go), each judged as the code it contains:
+//
+//	sh      a shell command line the program runs (flock -c, tar --to-command, zip -TT, git
+//	        --upload-pack, man -P): walked as shell, recursively
+//	shcmd   operand only, like cmd: the rest of argv is a command; one word is a shell command line
+//	        (tmux new-session 'a; b', entr -s, watchexec 'make test'), several are an argv
+//	prog    a program the program runs (scp -S, tar --rsh-command, aria2c --on-download-complete):
+//	        a path is an exec of that file, a name is run as a command; unknown → unresolved
+//	src     a script file or URL the program runs (k6 run URL): a URL is code fetched and run
+//	opaque  code in a language the engine does not read (make --eval): unresolved (fail closed)
+//	vim     an Ex command (vim -c, --cmd, +CMD): :!, :r !, :w !, :terminal, system(), :py/:lua/
+//	        :perl/:ruby, :source, :w FILE, :r FILE
+//	sed     a sed script: the e command and s///e run shell, w/W write files, r/R read files
+//	tarcp   a tar --checkpoint-action: exec=CMD runs CMD
+//	sshopt  an ssh -o option: ProxyCommand/LocalCommand/KnownHostsCommand run shell, ProxyJump is a host
+//	gdb     a gdb/lldb command: shell, !, pipe, python, script, source, call system()
+//	tcl     expect/Tcl code: spawn, exec and system run commands
+//	wgetrc  a wget -e command: post_file/body_file/input read, output_document write, use_askpass prog
+//	cookie  curl -b: a value without '=' is a cookie file read
+//	item    an HTTPie request item: NAME@FILE (upload), NAME=@FILE, NAME:=@FILE read FILE
 
 type cmdSpec struct {
 	name     string
 	opts     map[string]string // option → role of its value
 	flags    map[string]string // flag → tag
 	operands []string
+	arity    map[string]int // option → number of separate values it takes (bwrap --bind SRC DEST); 1 when absent
 	fx       []string
+	condFx   [][2]string // effect, tag: "+EFFECT?TAG"
+	verbs    bool        // %verbs: classify the sub-command words (spec_effects.go)
 	posix    bool
 	sub      bool
 	openSub  bool // an unknown sub-command is not an unknown program (pnpm SCRIPT runs a package script)
@@ -144,7 +175,8 @@ func parseAlias(line string) (string, string, bool) {
 	return "", "", false
 }
 
-var specRoles = set("read", "write", "delete", "move", "list", "code", "script", "cmd", "url", "host", "port", "pkg", "remote", "data", "agentkey", "_")
+var specRoles = set("read", "write", "delete", "move", "list", "code", "script", "cmd", "url", "host", "port", "pkg", "remote", "data", "agentkey", "_",
+	"sh", "shcmd", "prog", "src", "opaque", "vim", "sed", "tarcp", "sshopt", "gdb", "tcl", "wgetrc", "cookie", "item")
 
 func parseSpecLine(table map[string]*cmdSpec, line string) error {
 	if i := strings.Index(line, "#"); i >= 0 {
@@ -154,7 +186,15 @@ func parseSpecLine(table map[string]*cmdSpec, line string) error {
 	if line == "" {
 		return nil
 	}
-	head, body, ok := strings.Cut(line, ":")
+	// The name ends at the first ':' followed by a blank or the end of the line: sub-command
+	// names may contain ':' ("heroku apps:destroy").
+	head, body, ok := "", "", false
+	for i := 0; i < len(line); i++ {
+		if line[i] == ':' && (i+1 == len(line) || line[i+1] == ' ' || line[i+1] == '\t') {
+			head, body, ok = line[:i], line[i+1:], true
+			break
+		}
+	}
 	if !ok {
 		return fmt.Errorf("no ':' after the program name")
 	}
@@ -174,21 +214,46 @@ func parseSpecLine(table map[string]*cmdSpec, line string) error {
 				sp.sub = true
 			case tok == "%opensub":
 				sp.openSub = true
+			case tok == "%verbs":
+				sp.verbs = true
 			case strings.HasPrefix(tok, "%h:"):
 				sp.handler = tok[3:]
 			default:
 				return fmt.Errorf("unknown directive %q", tok)
 			}
 		case strings.HasPrefix(tok, "+"):
+			if fx, tag, ok := strings.Cut(tok[1:], "?"); ok {
+				if tag == "" {
+					return fmt.Errorf("effect %q: no tag after '?'", tok)
+				}
+				sp.condFx = append(sp.condFx, [2]string{fx, tag})
+				continue
+			}
 			sp.fx = append(sp.fx, tok[1:])
 		case strings.HasPrefix(tok, "-"):
 			if names, role, ok := strings.Cut(tok, "="); ok {
+				n := 1
+				if r, cnt, ok := strings.Cut(role, "/"); ok {
+					if len(cnt) != 1 || cnt[0] < '2' || cnt[0] > '9' {
+						return fmt.Errorf("option %q: bad value count %q", names, cnt)
+					}
+					role, n = r, int(cnt[0]-'0')
+				}
+				if role == "shcmd" {
+					return fmt.Errorf("option %q: shcmd is an operand role", names)
+				}
 				if !specRoles[role] {
 					return fmt.Errorf("option %q: unknown role %q", names, role)
 				}
 				for _, o := range strings.Split(names, ",") {
 					sp.opts[o] = role
 					sp.longSingle = sp.longSingle || (len(o) > 2 && o[1] != '-')
+					if n > 1 {
+						if sp.arity == nil {
+							sp.arity = map[string]int{}
+						}
+						sp.arity[o] = n
+					}
 				}
 				continue
 			}
@@ -245,6 +310,7 @@ type parsedArgs struct {
 	flags    []string // every option seen, as written (before '=')
 	operands []int    // indexes into the argv words
 	rest     int      // index of the first word of a "cmd" operand, or -1
+	shRest   int      // index of the first word of a "shcmd" operand, or -1
 	subName  string   // an unknown sub-command
 	base     int      // index in the argv words of the first word after the sub-command
 }
@@ -258,17 +324,41 @@ type optVal struct {
 // flags cluster ("-rf"), a value option takes the rest of its cluster or the next word, long
 // options take "--opt=value" or the next word. Sub-commands dispatch on the first operand.
 func parseArgs(sp *cmdSpec, name string, args words) parsedArgs {
-	pa := parsedArgs{spec: sp, name: name, rest: -1}
+	pa := parsedArgs{spec: sp, name: name, rest: -1, shRest: -1}
 	hasCmd := false
 	for _, r := range sp.operands {
-		if strings.TrimSuffix(r, "*") == "cmd" {
+		if r := strings.TrimSuffix(r, "*"); r == "cmd" || r == "shcmd" {
 			hasCmd = true
 		}
 	}
 	posix := sp.posix || sp.sub || hasCmd
-	noMore := false
+	noMore, dashDash := false, false
 	for i := 0; i < len(args.argv); i++ {
 		a := args.argv[i]
+		if noMore && !dashDash && hasCmd && len(a) > 1 && a[0] == '-' {
+			// A wrapper's own code option after its leading operands (flock FILE -c CMD, su USER
+			// -c CMD): the option, not the first word of a command.
+			opt, val, hasEq := a, "", false
+			if strings.HasPrefix(a, "--") {
+				opt, val, hasEq = strings.Cut(a, "=")
+			}
+			if role := sp.opts[opt]; role == "sh" || role == "code" {
+				pa.flags = append(pa.flags, opt)
+				if !hasEq {
+					if i+1 >= len(args.argv) {
+						continue
+					}
+					i++
+					val = args.argv[i]
+				}
+				pa.vals = append(pa.vals, optVal{opt: opt, role: role, val: val, dyn: args.dyn[i]})
+				continue
+			}
+		}
+		if a == "--" && noMore && !dashDash && hasCmd {
+			dashDash = true // timeout 5 -- CMD, aws-vault exec PROFILE -- CMD
+			continue
+		}
 		if noMore || len(a) < 2 || a[0] != '-' {
 			if sp.sub && len(pa.operands) == 0 && !args.dyn[i] {
 				if sub, ok := sp.subs[a]; ok {
@@ -287,6 +377,9 @@ func parseArgs(sp *cmdSpec, name string, args words) parsedArgs {
 					if inner.rest >= 0 {
 						inner.rest += i + 1
 					}
+					if inner.shRest >= 0 {
+						inner.shRest += i + 1
+					}
 					inner.base += i + 1
 					return inner
 				}
@@ -295,10 +388,17 @@ func parseArgs(sp *cmdSpec, name string, args words) parsedArgs {
 				}
 			}
 			pa.operands = append(pa.operands, i)
-			if hasCmd && pa.cmdAt(len(pa.operands)-1) {
-				pa.operands = pa.operands[:len(pa.operands)-1]
-				pa.rest = i
-				return pa
+			if hasCmd {
+				switch pa.roleAt(len(pa.operands)-1, len(pa.operands)) {
+				case "cmd":
+					pa.operands = pa.operands[:len(pa.operands)-1]
+					pa.rest = i
+					return pa
+				case "shcmd":
+					pa.operands = pa.operands[:len(pa.operands)-1]
+					pa.shRest = i
+					return pa
+				}
 			}
 			if posix {
 				noMore = true
@@ -306,7 +406,7 @@ func parseArgs(sp *cmdSpec, name string, args words) parsedArgs {
 			continue
 		}
 		if a == "--" {
-			noMore = true
+			noMore, dashDash = true, true
 			continue
 		}
 		// Whole-word match first: long options, single-dash long options (find -name).
@@ -320,7 +420,10 @@ func parseArgs(sp *cmdSpec, name string, args words) parsedArgs {
 				if i+1 >= len(args.argv) {
 					continue
 				}
-				i++
+				i += max(sp.arity[opt], 1)
+				if i >= len(args.argv) {
+					break
+				}
 				val = args.argv[i]
 			}
 			pa.vals = append(pa.vals, optVal{opt: opt, role: role, val: val, dyn: args.dyn[i]})
@@ -373,11 +476,6 @@ func (pa *parsedArgs) has(flags ...string) bool {
 		}
 	}
 	return false
-}
-
-// cmdAt reports whether operand k has the role "cmd".
-func (pa *parsedArgs) cmdAt(k int) bool {
-	return pa.roleAt(k, k+1) == "cmd"
 }
 
 // roleAt is the role of operand k of n operands: fixed roles before the repeated one from the

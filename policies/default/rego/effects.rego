@@ -260,6 +260,7 @@ inside(e) if {
 
 inside(e) if {
 	e.kind == "install"
+	not e.detail == "verification_off"
 	not install_off_registry(e)
 }
 
@@ -585,17 +586,77 @@ escalate contains finding("effects.push-foreign-remote", sprintf("pushes to %s, 
 }
 
 # Installs from anything but a registry (a URL, a git repository, a local archive).
-install_off_registry(e) if contains(e.target, "://")
+install_off_registry(e) if {
+	not package_setting(e)
+	contains(e.target, "://")
+}
 
-install_off_registry(e) if startswith(e.target, "git+")
+install_off_registry(e) if {
+	not package_setting(e)
+	startswith(e.target, "git+")
+}
 
-install_off_registry(e) if endswith(e.target, ".tar.gz")
+install_off_registry(e) if {
+	not package_setting(e)
+	endswith(e.target, ".tar.gz")
+}
 
-install_off_registry(e) if endswith(e.target, ".whl")
+install_off_registry(e) if {
+	not package_setting(e)
+	endswith(e.target, ".whl")
+}
+
+# Package sources set by an option, the environment or a configuration command
+# (shield/normalize/package_sources.go): a registry, index, proxy or mirror is allowed when its
+# host is configured egress (the default registries); any other (another URL, a named registry
+# configured elsewhere, an unresolved value) is code from outside.
+package_setting(e) if e.detail in {"package_source", "verification_off"}
+
+install_off_registry(e) if {
+	e.detail == "package_source"
+	not source_allowed(e.target)
+}
+
+source_allowed(t) if {
+	m := regex.find_all_string_submatch_n(`^[a-z][a-z0-9+.-]*://(?:[^/@]*@)?(\[[^\]]*\]|[^/:?#]+)`, lower(t), 1)
+	count(m) == 1
+	h := trim_suffix(trim_prefix(m[0][1], "["), "]")
+	source_host_allowed(h)
+}
+
+source_host_allowed(h) if host_in_list(h, cfg.egress_hosts)
+
+source_host_allowed(h) if cfg.egress_hosts[h]
+
+source_host_allowed(h) if {
+	cfg.egress_loopback
+	loopback_host(h)
+}
+
+# Checksum, signature or TLS verification turned off (GOSUMDB=off, --trusted-host,
+# strict-ssl=false, protocol.file.allow=always): whatever is fetched is not checked.
+escalate contains finding("effects.verification-off", sprintf("turns package or transport verification off (%s)", [e.target])) if {
+	some e in input.effects
+	e.kind == "install"
+	e.detail == "verification_off"
+}
+
+# Verification off and a source outside the allowed egress in one call: unverified code from
+# outside.
+deny contains finding("effects.unverified-foreign-source", sprintf("fetches code from %s with verification off (%s)", [s.target, v.target])) if {
+	some v in input.effects
+	v.kind == "install"
+	v.detail == "verification_off"
+	some s in input.effects
+	s.kind == "install"
+	s.detail == "package_source"
+	not source_allowed(s.target)
+}
 
 # A module path names the host its code comes from (go install host/path@v): that host must be
 # configured egress.
 install_off_registry(e) if {
+	not package_setting(e)
 	not contains(e.target, "://")
 	first := split(e.target, "/")[0]
 	contains(first, ".")

@@ -1,0 +1,235 @@
+# Tier 1: files in the workspace that run code later — CI definitions, git hook managers, dev
+# containers, editor tasks and settings, package scripts and build files, direnv — package-manager
+# configuration that says where code comes from, and agent instruction files. A write to one is
+# judged by what it says (the written content; for a shell command, its text): what it would
+# run, which secrets it sends where, where packages come from, what it tells agents to do.
+# Ordinary edits (a test job, a lint hook, a formatting setting, a dependency) say none of that
+# and stay allowed.
+#
+# The file lists are data (data.json, shield.lists.autorun_files, package_config_files,
+# agent_instruction_files); the hosts a secret or a package may go to or come from are the
+# configured egress (shield.effects.egress_hosts).
+package shield
+
+import rego.v1
+
+# The paths a call writes.
+written_path contains p.clean if {
+	some p in input.paths
+	p.role in {"write", "dest"}
+}
+
+autorun_write contains p if {
+	some p in written_path
+	some re in data.shield.lists.autorun_files
+	regex.match(re, p)
+}
+
+package_config_write contains p if {
+	some p in written_path
+	some re in data.shield.lists.package_config_files
+	regex.match(re, p)
+}
+
+instruction_write contains p if {
+	some p in written_path
+	agent_instruction_file(p)
+}
+
+# What the call writes: the content of a file tool, the text of a shell command.
+written_text contains input.content if {
+	input.class != "exec"
+	input.content != ""
+}
+
+written_text contains s if {
+	input.class == "exec"
+	some s in input.strings
+}
+
+written_lines contains l if {
+	some t in written_text
+	some l in split(t, "\n")
+	l != ""
+}
+
+# ---------------------------------------------------------------------------------------------
+# Vocabulary
+
+# A secret named in text: CI secrets, secret-named variables, credential files, the environment.
+text_secret_re := `(?i)(\$\{\{\s*(secrets\.|tojson\(\s*secrets)|\$\{?[a-z0-9_]*(secret|token|password|passwd|api_?key|access_key|private_key|credential)[a-z0-9_]*|(~|\$home|\$\{home\}|/home/[^/\s]+|/root)/\.(ssh|aws|kube|docker|gnupg|netrc|npmrc|pypirc|git-credentials|config/gh|config/gcloud|azure|vault-token)|\bid_(rsa|ed25519|ecdsa|dsa)\b|/proc/(self|[0-9*]+)/environ|(^|[\s;&|(])(printenv|env)\s*($|[|>;)&])|\bexport\s+-p\b|\bdeclare\s+-x\b|(^|[\s/"'=@])\.env([\s"';|>)]|$)|process\.env\b|os\.environ|os\.getenv\(\s*['"][a-z0-9_]*(secret|token|password|key)|\benv\[['"][a-z0-9_]*(secret|token|password|key))`
+
+# A network sink named in text.
+text_sink_re := `(?i)(\b(curl|wget|nc|ncat|netcat|socat|telnet|xh|scp|rsync|sftp|ftp|invoke-webrequest|invoke-restmethod|iwr|irm)\b|\bhttps?\s+(post|put|get)\b|/dev/(tcp|udp)/|requests\.(post|put|get)|\bfetch\s*\(|urllib|http\.request|\bhttps?\.(get|request)\s*\(|require\(\s*['"]https?['"]\s*\)|xmlhttprequest|axios|\bsocket\b|net::http|\bdig\b|\bnslookup\b)`
+
+# Fetching code and running it.
+text_fetch_exec_re := `(?i)((curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod)\b[^|\n]*\|\s*(sudo\s+)?(ba|z|da|k|fi)?sh\b|(curl|wget|iwr|irm|invoke-webrequest)\b[^|\n]*\|\s*(sudo\s+)?(python[0-9.]*|node|perl|ruby|php|iex|invoke-expression)\b|(ba|z)?sh\s+<\(\s*(curl|wget)|(source|\.)\s+<\(\s*(curl|wget)|(eval|sh\s+-c|bash\s+-c)\s+"?\$\((curl|wget)|python[0-9.]*\s+-c\s+.*(urlopen|requests\.get)\(.*exec)`
+
+# Hosts a text names: URL hosts and bare IPv4 addresses.
+text_hosts(t) := {lower(h) | some m in regex.find_all_string_submatch_n(`(?i)\b(?:https?|wss?|ftp)://(?:[^/\s@"']*@)?([a-z0-9.-]+)`, t, 16); h := m[1]} | {h | some h in regex.find_n(`\b[0-9]{1,3}(?:\.[0-9]{1,3}){3}\b`, t, 16)}
+
+host_allowed(h) if host_in_list(h, cfg.egress_hosts)
+
+host_allowed(h) if cfg.egress_hosts[h]
+
+host_allowed(h) if loopback_host(h)
+
+foreign_hosts(t) := {h | some h in text_hosts(t); not host_allowed(h)}
+
+# A line sends a secret somewhere not configured: a secret and a sink, and a host outside the
+# egress (or no visible host: the destination is a variable).
+line_sends_secret(l) if {
+	regex.match(text_secret_re, l)
+	regex.match(text_sink_re, l)
+	count(foreign_hosts(l)) > 0
+}
+
+line_sends_secret(l) if {
+	regex.match(text_secret_re, l)
+	regex.match(text_sink_re, l)
+	count(text_hosts(l)) == 0
+	regex.match(`(?i)\b(curl|wget|nc|ncat|netcat|socat|scp|rsync)\b[^\n]*(\s@-|\s-d\s*@|--data[^\s]*\s+@|-F\s*\S+=@|-T\s)`, l)
+}
+
+# ---------------------------------------------------------------------------------------------
+# Files that run code later
+
+deny contains finding("workspace.autorun-secret-egress", sprintf("writes %s, which runs later and sends secrets to a host outside the allowed egress", [p])) if {
+	some p in autorun_write
+	some l in written_lines
+	line_sends_secret(l)
+}
+
+# A secret and a foreign destination in different lines of the same file (read into a file or
+# a variable, sent in the next step).
+escalate contains finding("workspace.autorun-secret-send", sprintf("writes %s, which runs later and names both secrets and a host outside the allowed egress", [p])) if {
+	some p in autorun_write
+	some t in written_text
+	regex.match(text_secret_re, t)
+	regex.match(text_sink_re, t)
+	count(foreign_hosts(t)) > 0
+}
+
+# Fetch-and-run in a file that runs later: from a bare address, plain HTTP or a drop site it is
+# blocked; from elsewhere (a vendor's install script) a human decides.
+deny contains finding("workspace.autorun-fetch-exec", sprintf("writes %s, which runs later and runs code it downloads from %s", [p, h])) if {
+	some p in autorun_write
+	some l in written_lines
+	regex.match(text_fetch_exec_re, l)
+	some h in foreign_hosts(l)
+	insecure_host(h, l)
+}
+
+insecure_host(h, _) if regex.match(`^[0-9.]+$`, h)
+
+insecure_host(h, l) if contains(lower(l), concat("", ["http://", h]))
+
+insecure_host(h, _) if host_in_list(h, data.shield.lists.exfil_domains)
+
+insecure_host(h, _) if data.shield.lists.exfil_domains[h]
+
+escalate contains finding("workspace.autorun-fetch-exec", sprintf("writes %s, which runs later and runs code it downloads", [p])) if {
+	some p in autorun_write
+	some l in written_lines
+	regex.match(text_fetch_exec_re, l)
+	count(foreign_hosts(l)) > 0
+}
+
+# Editor files that run code on their own: tasks that start when the folder opens, settings that
+# name the executables, shells or interpreters the editor starts, or turn its safeguards off.
+# Formatting, linting and layout settings are none of these.
+editor_file contains p if {
+	some p in autorun_write
+	regex.match(`(/\.vscode/|\.code-workspace$|/\.devcontainer)`, p)
+}
+
+escalate contains finding("workspace.editor-runs-code", sprintf("writes %s, which makes the editor run code (%s)", [p, why])) if {
+	some p in editor_file
+	some why in editor_runs_code
+}
+
+editor_runs_code contains "a task that runs when the folder opens" if {
+	count(editor_file) > 0
+	some t in written_text
+	regex.match(`(?i)"runOn"\s*:\s*"folderOpen"`, t)
+}
+
+editor_runs_code contains "automatic tasks or workspace trust turned off" if {
+	count(editor_file) > 0
+	some t in written_text
+	regex.match(`(?i)"(task\.allowAutomaticTasks"\s*:\s*"on|security\.workspace\.trust\.enabled"\s*:\s*false)`, t)
+}
+
+editor_runs_code contains "a terminal shell or profile" if {
+	count(editor_file) > 0
+	some t in written_text
+	regex.match(`(?i)"terminal\.integrated\.(shell|shellArgs|profiles|automationProfile|defaultProfile)[^"]*"\s*:`, t)
+}
+
+# An executable setting (*.path, *Path, *.executablePath, *.command, *.serverPath, *.runtime)
+# whose value is outside the workspace and the system's directories, a download or shell code.
+editor_runs_code contains sprintf("an executable setting %s", [m[1]]) if {
+	count(editor_file) > 0
+	some t in written_text
+	some m in regex.find_all_string_submatch_n(`(?i)"([a-z0-9_.-]*(path|executable|command|runtime|binary|interpreter|shell)[a-z0-9_.-]*)"\s*:\s*"([^"]*)"`, t, 32)
+	foreign_executable(m[3])
+}
+
+foreign_executable(v) if regex.match(`(?i)(://|\$\(|\x60|;|&&|\|\||\|\s*(ba)?sh\b|\bcurl\b|\bwget\b)`, v)
+
+foreign_executable(v) if {
+	startswith(v, "/")
+	not regex.match(`^/(usr|bin|sbin|opt|nix|snap|home/linuxbrew)/`, v)
+}
+
+foreign_executable(v) if regex.match(`^(~|\$\{?HOME)`, v)
+
+# Dev container and editor commands run by themselves: judged like any command line they hold.
+deny contains finding("workspace.autorun-secret-egress", sprintf("writes %s, whose start command sends the environment or secrets out", [p])) if {
+	some p in autorun_write
+	regex.match(`(/\.devcontainer|\.code-workspace$|/\.vscode/tasks\.json$|/\.gitpod\.ya?ml$)`, p)
+	some t in written_text
+	some m in regex.find_all_string_submatch_n(`(?i)"(postCreateCommand|postStartCommand|postAttachCommand|onCreateCommand|updateContentCommand|initializeCommand|command)"\s*:\s*"((?:[^"\\]|\\.)*)"`, t, 16)
+	regex.match(text_secret_re, m[2])
+	regex.match(text_sink_re, m[2])
+}
+
+# ---------------------------------------------------------------------------------------------
+# Package-manager configuration: where packages come from and whether they are verified
+
+deny contains finding("workspace.package-source", sprintf("writes %s, which takes packages from %s, outside the allowed registries", [p, h])) if {
+	some p in package_config_write
+	some l in written_lines
+	regex.match(`(?i)(registry|index[-_]?url|index|extra-index-url|find-links|mirror|source|channels?|channel_alias|url|resolved|repositories|proxy|--index-url|--extra-index-url|-i\s|-f\s|GOPROXY|npmRegistryServer)`, l)
+	some h in foreign_hosts(l)
+}
+
+deny contains finding("workspace.package-verification-off", sprintf("writes %s, which turns package verification off", [p])) if {
+	some p in package_config_write
+	some l in written_lines
+	regex.match(`(?i)(strict-ssl\s*[=:]\s*false|enableStrictSsl\s*:\s*false|trusted-host|--trusted-host|ssl_verify\s*[=:]\s*(false|0|no)|sslverify\s*=\s*false|GOSUMDB\s*=\s*off|GOFLAGS\s*=.*-insecure|GOINSECURE\s*=|GONOSUMDB\s*=\s*\*|disable-tls"?\s*:\s*true|secure-http"?\s*:\s*false|check-revoke\s*=\s*false|unsafeHttpWhitelist|protocol\.file\.allow\s*=\s*always)`, l)
+}
+
+# ---------------------------------------------------------------------------------------------
+# Agent instruction files that tell agents to publish credentials
+
+deny contains finding("agent.instructions-publish-secrets", sprintf("writes %s, telling agents to put credentials where others can read them", [p])) if {
+	some p in instruction_write
+	some l in written_lines
+	instruction_publishes_secret(lower(l))
+}
+
+# Instruction files are also what agents act on when spawned: the same text in a sub-agent's
+# task or a memory.
+deny contains finding("agent.instructions-publish-secrets", "tells an agent to put credentials where others can read them") if {
+	input.class in {"agent_spawn", "schedule", "memory_write"}
+	some t in agent_text
+	some l in split(t, "\n")
+	instruction_publishes_secret(l)
+}
+
+instruction_publishes_secret(l) if {
+	regex.match(`(~/\.|\$home/\.|/home/[^/\s]+/\.)(ssh|aws|kube|docker|gnupg|netrc|npmrc|pypirc|git-credentials|config/gh|config/gcloud|azure|vault-token)|\bid_(rsa|ed25519|ecdsa)\b|\.env\b|credentials|api[ _-]?keys?\b|access[ _-]keys?\b|private[ _-]keys?\b|secret[ _-]?keys?\b|\bsecrets\b|\btokens?\b|passwords?|\$[a-z0-9_]*(secret|token|password|api_?key)`, l)
+	regex.match(`\b(export|paste|post|publish|send|upload|share|e-?mail|print|echo|dump|include|add|attach|put|commit|push|write|copy|curl|wget)\b[^\n]*\b(pr|pull request|issue|comment|description|commit message|gist|pastebin|webhook|slack|discord|channel|chat|readme|changelog|log|logs|output|public|url|https?://|internet|endpoint|server)\b`, l)
+	not regex.match(`\b(never|don't|do not|must not|mustn't|should not|shouldn't|avoid|without|no\s|not\s)\b`, l)
+}

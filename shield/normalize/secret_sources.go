@@ -1,0 +1,349 @@
+package normalize
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Secret sources: commands that print, export or hand over a credential. A command that matches
+// gets a secret effect (EffectSecret, Target "PROGRAM WORDS…", Detail the kind of store), which
+// keeps it out of the positive-security envelope and, with anything leaving the host in the same
+// call, makes it exfiltration (effects.secret-egress).
+//
+// The model is a table of programs (secretSourceTable) plus idioms that name the act whatever
+// the program (secretIdioms): "auth token", "print-access-token", "get-login-password",
+// "--show-token", "--with-decryption". It is matched on the words of the command as written,
+// with or without a command spec, so a program the specs do not know (gopass, keyctl, bw, cf,
+// kubeadm, docker-credential-*) is still a secret source.
+//
+// Reviewable data; kept beside the matcher because the environment listings (export -p, ps e)
+// need their own reading.
+
+// secretRow: a program whose operand words, in order (not necessarily adjacent: option values
+// may sit between them), name a secret read. A word may list alternatives ("show|cat"); a
+// trailing '*' on a word or a program name is a prefix match. opts: one of these options must be
+// present as well (empty: none needed).
+type secretRow struct {
+	progs  string // "fly,flyctl"
+	words  string // "auth token"
+	opts   string // "-t,--show-token"
+	detail string
+}
+
+var secretSourceTable = []secretRow{
+	// Environment of this shell, of services and of other processes.
+	{"systemctl", "show-environment", "", "env"},
+	{"launchctl", "getenv|export", "", "env"},
+	{"tmux", "show-environment|showenv", "", "env"},
+	{"kubectl,oc", "set env", "--list", "env"},
+	// Password managers, keyrings and key stores.
+	{"secret-tool", "lookup|search", "", "password_store"},
+	{"keyring", "get", "", "password_store"},
+	{"gopass", "show|cat|otp|export", "", "password_store"},
+	{"keyctl", "print|pipe|read", "", "password_store"},
+	{"kwallet-query", "", "-r,--read-password", "password_store"},
+	{"kwalletcli", "", "-e", "password_store"},
+	{"op", "read|inject", "", "password_store"},
+	{"op", "item|document get", "", "password_store"},
+	{"op", "signin", "--raw", "password_store"},
+	{"bw", "get|list|export|unlock", "", "password_store"},
+	{"lpass", "show|export", "", "password_store"},
+	{"keepassxc-cli", "show|export|clip", "", "password_store"},
+	{"security", "find-*|dump-keychain|export", "", "password_store"},
+	{"pass", "show|otp", "", "password_store"},
+	// Secret managers and encrypted files decrypted to the terminal.
+	{"vault", "read", "", "secret_manager"},
+	{"vault", "kv get", "", "secret_manager"},
+	{"vault", "token create|lookup", "", "secret_manager"},
+	{"vault", "print token", "", "secret_manager"},
+	{"vault", "login", "", "secret_manager"},
+	{"doppler", "secrets", "", "secret_manager"},
+	{"infisical", "export|secrets", "", "secret_manager"},
+	{"chamber", "export|read|env", "", "secret_manager"},
+	{"sops", "decrypt|exec-env|exec-file", "", "secret_manager"},
+	{"sops", "", "-d,--decrypt", "secret_manager"},
+	{"age,rage", "", "-d,--decrypt", "secret_manager"},
+	{"ansible-vault", "view|decrypt", "", "secret_manager"},
+	{"pulumi", "", "--show-secrets", "secret_manager"},
+	{"terraform,tofu", "output", "-json,-raw", "secret_manager"},
+	{"terraform,tofu", "state pull", "", "secret_manager"},
+	// Cloud and cluster credentials.
+	{"aws", "ssm get-parameter*", "", "cloud_credentials"},
+	{"aws", "secretsmanager get-secret-value|batch-get-secret-value", "", "cloud_credentials"},
+	{"aws", "configure get|export-credentials", "", "cloud_credentials"},
+	{"aws", "sts get-session-token|assume-role*|get-federation-token", "", "cloud_credentials"},
+	{"aws", "kms decrypt", "", "cloud_credentials"},
+	{"gcloud", "config config-helper", "", "cloud_credentials"},
+	{"gcloud", "secrets versions access", "", "cloud_credentials"},
+	{"gcloud", "kms decrypt", "", "cloud_credentials"},
+	{"az", "keyvault secret show|download", "", "cloud_credentials"},
+	{"az", "keys list", "", "cloud_credentials"},
+	{"az", "credential show|reset", "", "cloud_credentials"},
+	{"az", "acr login", "--expose-token", "cloud_credentials"},
+	{"kubectl,oc", "get secret|secrets|secret/*|secrets/*", "-o,--output", "cloud_credentials"},
+	{"kubectl,oc", "create token", "", "cloud_credentials"},
+	{"kubectl,oc", "config view", "--raw,--flatten", "cloud_credentials"},
+	{"kubectl,oc", "view-secret", "", "cloud_credentials"},
+	{"kubeadm", "token create|list", "", "cloud_credentials"},
+	{"heroku", "config|config:get", "", "cloud_credentials"},
+	{"heroku", "authorizations:create", "", "cloud_credentials"},
+	// Forges, registries and credential helpers.
+	{"docker-credential-*,git-credential-*", "get", "", "credential_helper"},
+	{"git", "credential|credential-* get|fill", "", "credential_helper"},
+	{"gh,glab", "auth status", "-t,--show-token", "token"},
+	{"npm,pnpm,yarn", "token", "", "token"},
+}
+
+// secretIdiomWord: a sub-command word that asks for a credential, whatever the program
+// (gcloud auth print-access-token, az account get-access-token, aws ecr get-login-password,
+// aws codeartifact get-authorization-token, aws eks get-token, gcloud sql generate-login-token,
+// az webapp deployment list-publishing-credentials).
+var secretIdiomWord = regexp.MustCompile(`^(print|get|generate|export|batch-get|list|show|reveal|retrieve|fetch)-([a-z0-9]+-)*(token|tokens|password|credential|credentials|secret|secrets|secret-value|access-key|access-keys|keys|auth-token|login-password|connection-strings?)$|^create-(access-key|token|auth-token|login-token)$`)
+
+// secretConfigKey: a configuration key that holds a credential.
+var secretConfigKey = regexp.MustCompile(`(?i)(auth|token|password|passwd|secret|credential|_pass\b)`)
+
+// secretIdiomOpts: options that make a command print what it would otherwise hide.
+var secretIdiomOpts = set("--show-token", "--show-secrets", "--show-secret", "--show-password", "--reveal", "--with-decryption",
+	"--expose-token", "--decrypt")
+
+// secretIdiomExempt: programs whose operands are text, patterns or paths, not sub-commands: a
+// word there ("echo auth token") asks for nothing. git has its own rows.
+var secretIdiomExempt = set("echo", "printf", "print", "yes", "test", "[", "[[", "expr", "true", "false", "seq", "sleep", "logger",
+	"wall", "notify-send", "figlet", "banner", "cowsay", "tr", "let", "alias", "type", "which", "whereis", "command", "man", "help",
+	"info", "tldr", "apropos", "whatis", "git", "grep", "egrep", "fgrep", "rg", "ag", "ack", "sed", "awk", "gawk", "mawk", "jq", "yq",
+	"cat", "touch", "mkdir", "ls", "rm", "cp", "mv", "find", "fd", "locate", "basename", "dirname", "realpath", "readlink", "stat",
+	"file", "wc", "head", "tail", "less", "more", "sort", "uniq", "cut", "tee", "diff", "vim", "vi", "nano", "code", "emacs")
+
+// secretTokenWords: the words of the token idiom.
+var secretTokenWords = set("auth:token", "oauth-token", "access-token", "print-token", "show-token", "auth:token:print")
+
+// secretSources adds the secret effects of one command (argv without the program name).
+func (w *walker) secretSources(name string, args words) {
+	if name == "" {
+		return
+	}
+	ws, opts := secretWords(args)
+	add := func(detail string) {
+		target := strings.TrimSpace(name + " " + strings.Join(ws, " "))
+		if len(target) > 200 {
+			target = target[:200]
+		}
+		w.s.addEffect(Effect{Kind: EffectSecret, Target: target, Program: name, Detail: detail})
+	}
+	if d := envListing(name, args.argv, ws); d != "" {
+		add(d)
+		return
+	}
+	for _, r := range secretSourceTable {
+		if r.matches(name, ws, opts) {
+			add(r.detail)
+			return
+		}
+	}
+	if secretIdiomExempt[name] {
+		return
+	}
+	if secretIdiom(ws, opts) {
+		add("token")
+	}
+}
+
+// secretWords splits argv into its operand words (up to "--") and its options (names before '=').
+func secretWords(args words) (ws []string, opts map[string]bool) {
+	opts = map[string]bool{}
+	for i, a := range args.argv {
+		if i >= 64 {
+			break
+		}
+		if a == "--" {
+			break
+		}
+		if args.dyn[i] && isUnresolvedText(a) {
+			ws = append(ws, "\x00") // a word that matches nothing
+			continue
+		}
+		if strings.HasPrefix(a, "-") && len(a) > 1 {
+			o, _, _ := strings.Cut(a, "=")
+			opts[o] = true
+			if !strings.HasPrefix(o, "--") && len(o) > 2 {
+				for _, c := range o[1:] { // a cluster of short flags: -xt
+					opts["-"+string(c)] = true
+				}
+			}
+			continue
+		}
+		ws = append(ws, a)
+	}
+	return ws, opts
+}
+
+func (r secretRow) matches(name string, ws []string, opts map[string]bool) bool {
+	if !matchAlt(r.progs, ',', name) {
+		return false
+	}
+	if r.opts != "" {
+		ok := false
+		for _, o := range strings.Split(r.opts, ",") {
+			if opts[o] {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	if r.words == "" {
+		return true
+	}
+	// In order, each word after the previous one; the first word among the first three operands
+	// (global option values such as a profile name may come first).
+	i := 0
+	for k, want := range strings.Fields(r.words) {
+		found := false
+		for ; i < len(ws); i++ {
+			if k == 0 && i > 3 {
+				return false
+			}
+			if matchAlt(want, '|', ws[i]) {
+				found = true
+				i++
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// matchAlt: word is one of the sep-separated alternatives; an alternative ending in '*' is a
+// prefix.
+func matchAlt(alts string, sep byte, word string) bool {
+	for _, a := range strings.Split(alts, string(sep)) {
+		if p, ok := strings.CutSuffix(a, "*"); ok && strings.HasPrefix(word, p) && len(word) > len(p) || a == word {
+			return true
+		}
+	}
+	return false
+}
+
+// secretIdiom: the words or options name a credential read, whatever the program.
+func secretIdiom(ws []string, opts map[string]bool) bool {
+	for o := range opts {
+		if secretIdiomOpts[o] {
+			return true
+		}
+	}
+	for i := 0; i+2 < len(ws) && i < 3; i++ {
+		// npm config get //registry.npmjs.org/:_authToken, yarn config get npmAuthToken
+		if ws[i] == "config" && ws[i+1] == "get" && secretConfigKey.MatchString(ws[i+2]) {
+			return true
+		}
+	}
+	for i, w := range ws {
+		if i >= 4 {
+			break
+		}
+		lw := strings.ToLower(w)
+		switch {
+		case secretTokenWords[lw], secretIdiomWord.MatchString(lw):
+			return true
+		case lw == "token" && i > 0 && (ws[i-1] == "auth" || ws[i-1] == "create"):
+			return true
+		case (lw == "token" || lw == "tokens") && i == 0 && i+1 < len(ws):
+			switch ws[i+1] {
+			case "create", "new", "generate", "print", "show", "get", "lookup", "reveal":
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// declListing: declaration builtins that print variables rather than set them.
+var declListing = set("export", "declare", "typeset", "readonly", "local")
+
+// envListing: a command that prints the environment or the shell's variables (with their
+// values): export / export -p, declare -p / -x, typeset -x, readonly -p; compgen -e / -v (the
+// names); ps with BSD "e" (every process's environment) or -E. Returns the detail or "".
+func envListing(name string, argv, ws []string) string {
+	switch {
+	case declListing[name]:
+		names, list := 0, true
+		for _, a := range argv {
+			switch {
+			case strings.HasPrefix(a, "-") || strings.HasPrefix(a, "+"):
+				if strings.ContainsAny(a, "fF") {
+					list = false // functions, not variables
+				}
+			case a == "":
+			default:
+				n, _, _ := strings.Cut(a, "=")
+				if strings.Contains(a, "=") {
+					return "" // an assignment: sets, prints nothing
+				}
+				names++
+				if secretVarRE.MatchString("$" + n) {
+					return "env" // declare -p AWS_SECRET_ACCESS_KEY
+				}
+			}
+		}
+		if names == 0 && list && name != "local" {
+			return "env"
+		}
+	case name == "compgen":
+		for i, a := range argv {
+			if a == "-e" || a == "-v" || a == "-A" && i+1 < len(argv) && (argv[i+1] == "variable" || argv[i+1] == "export") {
+				return "env"
+			}
+		}
+	case name == "ps":
+		for i, a := range argv {
+			if a == "-E" {
+				return "env"
+			}
+			if strings.HasPrefix(a, "-") || !bsdPsCluster(a) || !strings.Contains(a, "e") {
+				continue
+			}
+			if i > 0 && psValueOpt(argv[i-1]) {
+				continue // "ps -o user": a value
+			}
+			return "env"
+		}
+	case name == "docker" || name == "podman" || name == "nerdctl":
+		if len(ws) > 0 && (ws[0] == "inspect" || len(ws) > 1 && ws[1] == "inspect") {
+			for _, a := range argv {
+				if strings.Contains(a, ".Config.Env") || strings.Contains(a, ".Env}") {
+					return "env"
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// bsdPsCluster: a BSD-style ps option word (letters of ps's BSD options only).
+func bsdPsCluster(a string) bool {
+	if a == "" || len(a) > 12 {
+		return false
+	}
+	for _, c := range a {
+		if !strings.ContainsRune("aAcefhjlLmMnrsSTuvwxXZ", c) {
+			return false
+		}
+	}
+	return true
+}
+
+// psValueOpt: a ps option whose value follows as the next word.
+func psValueOpt(a string) bool {
+	switch a {
+	case "-o", "-O", "-p", "-q", "-u", "-U", "-C", "-G", "-g", "-s", "-t", "--sort", "--format", "--pid", "--ppid", "--user",
+		"--User", "--group", "--Group", "--sid", "--tty", "o", "O", "p", "q", "U", "t", "k", "--cols", "--rows", "--width":
+		return true
+	}
+	return false
+}
