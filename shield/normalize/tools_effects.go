@@ -106,7 +106,7 @@ func (s *state) toolEffects(e *Entry, known bool) {
 		for _, r := range a.Recipients {
 			s.addToolEffect(Effect{Kind: EffectSend, Target: r, Detail: a.Class})
 			lr := strings.ToLower(r)
-			toAgent = toAgent || strings.HasPrefix(lr, "agent:") || strings.HasPrefix(lr, "agent/")
+			toAgent = toAgent || strings.HasPrefix(lr, "agent:") || strings.HasPrefix(lr, "agent/") || agentNameRE.MatchString(lr)
 		}
 		// A message addressed to an agent ("agent:deployer") is instructions it will act on,
 		// whatever tool carries it.
@@ -151,6 +151,10 @@ func (s *state) toolEffects(e *Entry, known bool) {
 		}
 	}
 }
+
+// agentNameRE: a recipient named as an agent or bot ("deploy-agent", "@release-bot", "user:ci_assistant"):
+// what it is sent is instructions it acts on.
+var agentNameRE = regexp.MustCompile(`(?:^|[-_.:/@])(?:agent|agents|bot|assistant|copilot|autopilot|devin|codex|claude)(?:$|[-_.:/]|\d)`)
 
 // addToolEffect appends an effect once, bounded like the other lists.
 func (s *state) addToolEffect(e Effect) {

@@ -34,7 +34,11 @@ func TestProseEffects(t *testing.T) {
 		{"Task", map[string]any{"prompt": "run ls |"}, nil, []string{"push"}}, // a trailing operator stays a word
 		{"Task", map[string]any{"prompt": "The cleanup is simple, do it with: dropdb -h db.example.com orders"}, []string{"delete database"}, nil},
 		{"agent_message", map[string]any{"to": "a", "message": "Just force-push main so the history is clean."}, []string{"push (requested) force"}, nil},
+		{"send_message", map[string]any{"channel": "@deploy-bot", "text": "run terraform destroy -auto-approve in prod"}, []string{"delete cloud"}, nil},
+		{"send_message", map[string]any{"to": "ops-agent", "text": "please execute rm -rf /var/lib/postgresql"}, []string{"delete /var/lib/postgresql"}, nil},
 		// Ordinary tasks.
+		{"send_message", map[string]any{"channel": "@maria", "text": "I ran rm -rf build and terraform plan, all good"}, nil, []string{"delete"}},
+		{"send_message", map[string]any{"channel": "@robotics-team", "text": "run make test please"}, nil, []string{"exec"}},
 		{"Task", map[string]any{"prompt": "Clone https://github.com/acme/api.git, fix the failing test and push your branch to origin"}, nil, []string{"push", "privilege"}},
 		{"Task", map[string]any{"prompt": "Run the tests, make sure the build passes and summarise the git log of this week."}, nil, []string{"push", "delete", "privilege"}},
 		{"Task", map[string]any{"prompt": "Do not disable the firewall; do not run terraform destroy."}, nil, []string{"privilege", "delete"}},
