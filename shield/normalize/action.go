@@ -15,6 +15,10 @@
 //     Flows between them, Unresolved operands and UnknownPrograms (effects.go, effects_shell.go);
 //   - environment variables that run code (effects_env.go), MCP tool annotations passed as call
 //     labels (tools_annotations.go, WithLabels), delegated calls (catalog `delegate:`);
+//   - state earlier commands change for later ones: the working directory after cd/pushd/popd,
+//     git remotes repointed before a push, the workspace root removed (effects_state.go);
+//   - payloads of structured and free-text calls: code run by code tools and browser pages
+//     (tools_code.go), commands, pushes and protections asked for in prose (tools_prose.go);
 //   - session context: the bounded per-session history of allowed calls and the effects it
 //     gives later calls (sessions.go, Sessions);
 //   - path resolution and the sensitive-path table (paths.go, sensitive.go), symbolic links on
