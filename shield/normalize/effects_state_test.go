@@ -253,3 +253,18 @@ func TestMoveAwayWorkspace(t *testing.T) {
 		}
 	}
 }
+
+// TestEffectStateDirStackBound: past maxDirStack pushes the working directory is unknown, not the
+// last one that fit.
+func TestEffectStateDirStackBound(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	for i := 0; i <= maxDirStack; i++ {
+		fmt.Fprintf(&b, "pushd d%d; ", i)
+	}
+	b.WriteString("rm -rf build")
+	a := effNormalizer(t).Normalize("Bash", map[string]any{"command": b.String()}, "")
+	if findEffect(a.Effects, fx{kind: "delete", target: unresolvedCwd + "/build", unresolved: true}) < 0 || len(a.Unresolved) == 0 {
+		t.Errorf("past the pushd bound: %v %q", effectStrings(a.Effects), a.Unresolved)
+	}
+}
