@@ -519,6 +519,10 @@ var (
 	hostLitRE  = regexp.MustCompile(`["'/]((?:\d{1,3}\.){3}\d{1,3}|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})["'/,:]`)
 	obfuscRE   = regexp.MustCompile(`b64decode|base64|Buffer\.from|fromCharCode|pack\s*\(\s*["']H|codecs\.decode|zlib\.decompress|marshal\.loads|\\x[0-9a-fA-F]{2}.*\\x[0-9a-fA-F]{2}|rot13|atob\(|unhexlify|bytes\.fromhex`)
 	evalRE     = regexp.MustCompile(`\b(?:exec|eval|system|compile|Function|instance_eval|class_eval|assert)\s*\(`)
+	// envAllRE: code that takes the whole environment (secrets among it), as env/printenv do;
+	// envNameRE: code that reads one variable by a literal name (group 1).
+	envAllRE  = regexp.MustCompile(`\bos\.environ\b(?:\s*[^\s\[.]|\s*$|\.(?:copy|items|values)\b)|\bprocess\.env\b(?:\s*[^\s\[.]|\s*$)|\bENV\.(?:to_h|to_a|each|map|inspect)\b|%ENV\b|\bSystem\.getenv\(\s*\)|\bos\.Environ\(\)|\bDeno\.env\.toObject\(\)|\bgetenv\(\s*\)|\$_ENV\b(?:\s*[^\s\[]|$)`)
+	envNameRE = regexp.MustCompile(`(?:os\.environ(?:\.get)?\s*[\[(]|os\.getenv\s*\(|process\.env\.|process\.env\s*\[|ENV\s*(?:\[|\.fetch\s*\()|\$ENV\{|getenv\s*\(|System\.getenv\s*\(|Deno\.env\.get\s*\(|\$_ENV\s*\[)\s*['"]?([A-Za-z_][A-Za-z0-9_]*)`)
 )
 
 func (w *walker) inlineCode(prog, code string) {
@@ -543,6 +547,19 @@ func (w *walker) inlineCode(prog, code string) {
 			if strings.Contains(h, ".") && !strings.HasSuffix(h, ".py") && !strings.HasSuffix(h, ".js") && !strings.HasSuffix(h, ".sh") &&
 				(looksLikeHost(h) || isIPv4(h)) && !isFileLike(h) {
 				w.hostEffect(prog, h, "", "tcp", false)
+			}
+		}
+	}
+	// The environment read from code is a secret source like env and printenv in the shell.
+	if envAllRE.MatchString(code) {
+		s.addEffect(Effect{Kind: EffectSecret, Target: "environment", Program: prog, Detail: "env"})
+	}
+	// A credential variable read by name matters where it is sent: carried in a request (judged
+	// by the egress it goes to, as $TOKEN in a curl header is).
+	if netWordRE.MatchString(code) || urlInTextRE.MatchString(code) {
+		for _, m := range envNameRE.FindAllStringSubmatch(code, 8) {
+			if secretVarRE.MatchString("$" + m[1]) {
+				s.addEffect(Effect{Kind: EffectSecret, Target: "env:" + m[1], Program: prog, Detail: "request"})
 			}
 		}
 	}
