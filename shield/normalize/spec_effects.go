@@ -31,6 +31,9 @@ func (w *walker) specEffects(f frame, pa parsedArgs, name string, args words, pi
 	if pa.shRest >= 0 {
 		w.runRest(f, pa.name, args.sub(pa.shRest), pipe, idx, stdin)
 	}
+	if pa.optRole != "" {
+		w.optCommand(f, pa, name, args, pipe, idx, stdin)
+	}
 	if sp := w.s.n.opt.Commands.lookup(name); sp != nil && sp.verbs {
 		w.verbEffects(sp, name, args)
 	}
@@ -62,6 +65,19 @@ func (w *walker) specEffects(f frame, pa parsedArgs, name string, args words, pi
 		w.killAll(pa, name, args)
 	case "db":
 		w.dbEscapes(f, pa, name, args, stdin)
+	case "make":
+		// make VAR=VALUE: SHELL and .SHELLFLAGS choose what runs every recipe; a value holding shell
+		// syntax is command text substituted into recipes. Neither is read: unresolved.
+		ops := pa.words(args)
+		for k, a := range ops.argv {
+			name, val, ok := strings.Cut(a, "=")
+			if !ok || !isName(strings.TrimSuffix(strings.TrimSuffix(name, "+"), ":")) {
+				continue
+			}
+			if name == "SHELL" || name == ".SHELLFLAGS" || name == "MAKESHELL" || !ops.dyn[k] && strings.ContainsAny(val, ";|&`$()<>") {
+				w.opaque("make", "make "+name+"=", a)
+			}
+		}
 	case "jq":
 		w.jqFilter(pa, name, args)
 	}
@@ -135,6 +151,12 @@ func (w *walker) specRole(f frame, prog, opt, role, val string, dyn bool) {
 	case "item":
 		if p, ok := uploadItem(val); ok {
 			w.pathEffect(EffectRead, prog, p, dyn)
+		}
+	case "pipeout":
+		if c, ok := strings.CutPrefix(strings.TrimSpace(val), "|"); ok {
+			w.shellValue(f, prog, via, c, dyn)
+		} else {
+			w.pathEffect(EffectWrite, prog, val, dyn)
 		}
 	}
 }
@@ -213,6 +235,37 @@ func (w *walker) runRest(f frame, via string, rest words, pipe bool, idx int, st
 		return
 	}
 	child := frame{depth: f.depth + 1, via: via, sudo: f.sudo}
+	w.emit(child, rest, strings.Join(rest.argv, " "), nil, nil, pipe, idx, false, stdin)
+}
+
+// optCommand runs the command of a cmd/shcmd option (fd -x CMD, xterm -e CMD). For fd, "{}" in it
+// stands for what fd walks: its path operands (after the pattern), or ".".
+func (w *walker) optCommand(f frame, pa parsedArgs, name string, args words, pipe bool, idx int, stdin string) {
+	s := w.s
+	rest := pa.optRest
+	if len(rest.argv) == 0 {
+		return
+	}
+	x := s.fx()
+	prev := x.roots
+	defer func() { x.roots = prev }()
+	if pa.spec.handler == "fd" {
+		ops := pa.words(args)
+		roots := []string{"."}
+		if len(ops.argv) > 1 {
+			roots = ops.argv[1:]
+		}
+		x.roots = roots
+	}
+	if pa.optRole == "shcmd" {
+		w.runRest(f, pa.name, rest, pipe, idx, stdin)
+		return
+	}
+	if f.depth+1 > s.n.opt.MaxDepth {
+		s.act.Truncated = true
+		return
+	}
+	child := frame{depth: f.depth + 1, via: pa.name, sudo: f.sudo}
 	w.emit(child, rest, strings.Join(rest.argv, " "), nil, nil, pipe, idx, false, stdin)
 }
 

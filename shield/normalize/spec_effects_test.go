@@ -102,6 +102,17 @@ func TestSpecOptionCode(t *testing.T) {
 		{name: "yq load", cmd: `yq '.a = load("/home/user/.kube/config")' x.yaml`, want: []fx{{kind: "secret", target: home + "/.kube/config"}}},
 		{name: "pandoc --filter path", cmd: "pandoc --filter /tmp/f.py a.md", want: []fx{{kind: "exec", target: "/tmp/f.py", detail: "file"}}},
 		{name: "option value from an expansion fails closed", cmd: `flock /tmp/l -c "$X"`, unres: true},
+		{name: "fd -x runs a command on what fd walks", cmd: "fd -e bak -x rm -rf {} \\; . /srv/data", want: []fx{del}},
+		{name: "fd -x in the workspace", cmd: "fd -e tmp -x rm {}", want: []fx{{kind: "delete", target: ws}}, not: []fx{del}},
+		{name: "xterm -e", cmd: "xterm -hold -e rm -rf /srv/data", want: []fx{del}},
+		{name: "gnome-terminal --", cmd: "gnome-terminal -- sh -c 'rm -rf /srv/data'", want: []fx{del}},
+		{name: "wsl one word", cmd: "wsl 'rm -rf /srv/data'", want: []fx{del}},
+		{name: "psql -o |cmd", cmd: "psql -o '|rm -rf /srv/data' -c 'select 1'", want: []fx{del}},
+		{name: "split --filter", cmd: "split -b 1M --filter='rm -rf /srv/data' big.bin", want: []fx{del}},
+		{name: "rg --pre unknown program", cmd: "rg --pre frobnicate x", unres: true},
+		{name: "make SHELL= is not read", cmd: "make SHELL='/bin/sh -c id' all", unres: true},
+		{name: "make VAR with a command", cmd: "make CC='cc; rm -rf /srv/data' all", unres: true},
+		{name: "make plain variables", cmd: "make -j4 CFLAGS=-O2 PREFIX=/usr/local install"},
 	})
 }
 
@@ -169,7 +180,7 @@ func TestSpecFormatExtensions(t *testing.T) {
 	if len(pa.vals) != 1 || pa.vals[0].val != "x" || pa.shRest != 3 {
 		t.Errorf("l f -c x y: vals %+v shRest %d", pa.vals, pa.shRest)
 	}
-	for _, bad := range []string{"a: --x=read/1", "a: --x=read/z", "a: --x=shcmd", "a: +secret:x?", "a: --x=frob"} {
+	for _, bad := range []string{"a: --x=read/1", "a: --x=read/z", "a: --x=cmd/2", "a: +secret:x?", "a: --x=frob"} {
 		if _, err := ParseCommandSpecs(map[string][]byte{"b.spec": []byte(bad)}); err == nil {
 			t.Errorf("%q parsed", bad)
 		}
