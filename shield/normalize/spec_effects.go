@@ -37,6 +37,9 @@ func (w *walker) specEffects(f frame, pa parsedArgs, name string, args words, pi
 	if sp := w.s.n.opt.Commands.lookup(name); sp != nil && sp.verbs {
 		w.verbEffects(sp, name, args)
 	}
+	if name == "git" {
+		w.gitConfigCommands(f, pa)
+	}
 	switch pa.spec.handler {
 	case "busybox":
 		w.busyboxShell(f, args, pipe, idx, stdin)
@@ -269,6 +272,34 @@ func (w *walker) optCommand(f frame, pa parsedArgs, name string, args words, pip
 	w.emit(child, rest, strings.Join(rest.argv, " "), nil, nil, pipe, idx, false, stdin)
 }
 
+// gitCommandKeys: configuration whose value git runs as a shell command line (or a program) while it
+// works. Given with -c for one command, the command runs in this call: walked.
+var gitCommandKeys = regexp.MustCompile(`^(?:core\.(?:sshcommand|pager|editor|askpass|fsmonitor|gitproxy)|sequence\.editor|gpg\.(?:[a-z0-9]+\.)?program|diff\.external|diff\.[^.]+\.(?:textconv|command)|merge\.[^.]+\.driver|filter\.[^.]+\.(?:clean|smudge|process)|uploadpack\.packobjectshook|remote\.[^.]+\.(?:uploadpack|receivepack)|pager\.[^.]+|interactive\.difffilter|web\.browser|browser\.[^.]+\.cmd|man\.[^.]+\.cmd|sendemail\.(?:sendmailcmd|tocmd|cccmd)|credential\.(?:[^=]+\.)?helper|alias\.[^.]+)$`)
+
+func (w *walker) gitConfigCommands(f frame, pa parsedArgs) {
+	for _, v := range pa.vals {
+		if v.opt != "-c" && v.opt != "--config" {
+			continue
+		}
+		key, val, _ := strings.Cut(v.val, "=")
+		lk := strings.ToLower(key)
+		if !gitCommandKeys.MatchString(lk) || val == "" {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(val, "!"):
+			w.shellValue(f, "git", "git -c "+key, val[1:], v.dyn)
+		case strings.HasPrefix(lk, "alias."):
+			// An alias without '!' is git arguments, walked when it is used.
+		case strings.HasPrefix(lk, "credential.") && !strings.ContainsAny(val, "/ "):
+			// credential.helper=store: git-credential-store, a helper of git's own.
+		case lk == "core.fsmonitor" && (val == "true" || val == "false"):
+		default:
+			w.shellValue(f, "git", "git -c "+key, val, v.dyn)
+		}
+	}
+}
+
 // ---------------------------------------------------------------------------------------------
 // Cloud and platform CLIs (%verbs)
 
@@ -280,7 +311,11 @@ var (
 	tokenVerbs = set("token", "tokens", "print-access-token", "print-identity-token", "get-access-token", "access-token", "api-key",
 		"api-keys", "apikey", "apikeys", "print-credentials", "show-credentials", "get-token", "print-token",
 		"show-token", "auth-token", "get-login-password", "get-password", "get-secret", "reveal", "login:ci", "secrets:get", "export-credentials",
-		"docker-config", "kubeconfig:get")
+		"docker-config", "kubeconfig:get", "config-helper", "get-role-credentials", "get-federation-token", "get-session-token",
+		"assume-role", "assume-role-with-web-identity", "get-authorization-token", "create-access-key", "generate-db-auth-token",
+		"print-secret", "access-secret")
+	// tokenFlags make an otherwise plain sub-command print a credential.
+	tokenFlags = set("--expose-token", "--show-token", "--show-secrets", "--reveal", "--show-sensitive", "--decrypt")
 )
 
 // verbWords are the leading operand words of a CLI call (its sub-command path), options and the
@@ -327,6 +362,15 @@ func verbClass(word string, verbs map[string]bool) bool {
 func (w *walker) verbEffects(sp *cmdSpec, name string, args words) {
 	s := w.s
 	ws := verbWords(sp, args)
+	for _, a := range args.argv {
+		if a == "--" {
+			break
+		}
+		if f, _, _ := strings.Cut(a, "="); tokenFlags[f] {
+			s.addEffect(Effect{Kind: EffectSecret, Target: name + " " + f, Program: name, Detail: "cloud_token"})
+			break
+		}
+	}
 	for k, v := range ws {
 		detail := name + " " + strings.Join(ws[:k+1], " ")
 		switch {
