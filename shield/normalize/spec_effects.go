@@ -90,6 +90,11 @@ func (w *walker) specEffects(f frame, pa parsedArgs, name string, args words, pi
 func (w *walker) specRole(f frame, prog, opt, role, val string, dyn bool) {
 	s := w.s
 	via := strings.TrimSpace(prog + " " + opt)
+	if opt != "" && opt != "+" && (role == "sh" || role == "prog" || role == "pipeout") {
+		// A command given as an option value is fed the program's data (psql -o '|cmd', man -P,
+		// git -c core.pager, tar --to-command): what the program read flows into what it connects to.
+		defer w.feed(prog, len(s.act.Effects))
+	}
 	switch role {
 	case "sh":
 		w.shellValue(f, prog, via, val, dyn)
@@ -160,6 +165,26 @@ func (w *walker) specRole(f frame, prog, opt, role, val string, dyn bool) {
 			w.shellValue(f, prog, via, c, dyn)
 		} else {
 			w.pathEffect(EffectWrite, prog, val, dyn)
+		}
+	}
+}
+
+// feed links the source effects of prog (reads, secrets, connections: its data) to the connections
+// recorded since index before (by the command prog fed).
+func (w *walker) feed(prog string, before int) {
+	s := w.s
+	var srcs []int
+	for i := before - 1; i >= 0 && len(srcs) < 16; i-- {
+		if e := s.act.Effects[i]; e.Program == prog && isSource(e) {
+			srcs = append(srcs, i)
+		}
+	}
+	for j := before; j < len(s.act.Effects); j++ {
+		if s.act.Effects[j].Kind != EffectConnect {
+			continue
+		}
+		for _, i := range srcs {
+			s.addFlow(i, j, prog+" output")
 		}
 	}
 }
