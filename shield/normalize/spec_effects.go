@@ -40,6 +40,11 @@ func (w *walker) specEffects(f frame, pa parsedArgs, name string, args words, pi
 	if name == "git" {
 		w.gitConfigCommands(f, pa)
 	}
+	for _, v := range pa.vals {
+		if v.role == "code" {
+			w.codeShellOuts(f, name, v.val, v.dyn)
+		}
+	}
 	switch pa.spec.handler {
 	case "busybox":
 		w.busyboxShell(f, args, pipe, idx, stdin)
@@ -166,6 +171,40 @@ func (w *walker) specRole(f frame, prog, opt, role, val string, dyn bool) {
 		} else {
 			w.pathEffect(EffectWrite, prog, val, dyn)
 		}
+	}
+}
+
+// codeShellOuts walks the literal shell command lines that inline code of an interpreter hands to a
+// shell, in the idioms the generic reading (effects_shell.go inlineCode) does not know: an argv
+// "sh", "-c", "CMD" in any language, AppleScript do shell script, Lua os.execute/io.popen, Groovy
+// "CMD".execute(), Erlang/Elixir os:cmd, Java Runtime.exec, Ruby %x{}, Perl qx{}, backticks of
+// Perl/Ruby/PHP/Julia.
+var (
+	shellArgvRE  = regexp.MustCompile(`["'](?:/bin/|/usr/bin/)?(?:ba|z|da|k)?sh["']\s*,\s*["']-c["']\s*,\s*(?:"((?:[^"\\]|\\.)*)"|'([^']*)')`)
+	shellIdiomRE = regexp.MustCompile(`(?:do shell script\s+|os\.execute\s*\(\s*|io\.popen\s*\(\s*|os:cmd\s*\(\s*|Runtime\.getRuntime\(\)\.exec\s*\(\s*|Process\.Start\s*\(\s*|shell_exec\s*\(\s*)(?:"((?:[^"\\]|\\.)*)"|'([^']*)')|(?:"((?:[^"\\]|\\.)*)"|'([^']*)')\.execute\(\)|%x[{(\[]([^})\]]*)[})\]]|\bqx\s*[{(/]([^})/]*)[})/]`)
+	backtickRE   = regexp.MustCompile("`([^`]+)`")
+)
+
+func (w *walker) codeShellOuts(f frame, prog, code string, dyn bool) {
+	if len(code) > maxExpandedWord || shells[prog] {
+		return
+	}
+	via := prog + " code"
+	walk := func(ms [][]string) {
+		for _, m := range ms {
+			for _, g := range m[1:] {
+				if g != "" {
+					w.shellValue(f, prog, via, strings.ReplaceAll(g, `\"`, `"`), dyn)
+					break
+				}
+			}
+		}
+	}
+	walk(shellArgvRE.FindAllStringSubmatch(code, 8))
+	walk(shellIdiomRE.FindAllStringSubmatch(code, 8))
+	switch prog {
+	case "perl", "ruby", "php", "julia":
+		walk(backtickRE.FindAllStringSubmatch(code, 8))
 	}
 }
 
