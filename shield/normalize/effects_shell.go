@@ -846,6 +846,9 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 		for _, v := range pa.vals {
 			if v.opt == "-c" || v.opt == "--config" {
 				key, val, _ := strings.Cut(v.val, "=")
+				if gitCommandKeys.MatchString(strings.ToLower(key)) {
+					continue // a command for this call only: walked (spec_effects.go), not planted
+				}
 				w.gitConfig(name, key, val, "command")
 			}
 		}
