@@ -163,6 +163,9 @@ type sourceConfig struct {
 	offVal *regexp.Regexp
 }
 
+// urlInValue: the URL inside an option value (registries.x.index="https://…").
+var urlInValue = regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^\s"'<>]+`)
+
 var falseValue = regexp.MustCompile(`(?i)^(false|0|no|off|never)$`)
 
 var sourceConfigs = []sourceConfig{
@@ -190,6 +193,9 @@ var sourceOptions = []sourceOption{
 	{"npm,pnpm,yarn,bun,npx", "--strict-ssl", false, falseValue},
 	{"npm,pnpm,yarn,bun,npx", "--no-strict-ssl", false, nil},
 	{"cargo", "--registry", true, nil},
+	{"cargo", "--config", true, regexp.MustCompile(`(registries|registry|source)\.`)},
+	{"pipenv", "--pypi-mirror", true, nil},
+	{"go", "-insecure", false, nil},
 	{"conda,mamba,micromamba", "-c,--channel", true, regexp.MustCompile(`://`)},
 	{"apt,apt-get,aptitude", "--allow-unauthenticated,--allow-insecure-repositories,--allow-downgrades", false, nil},
 	{"apt,apt-get", "-o", false, regexp.MustCompile(`(?i)(AllowInsecureRepositories|AllowUnauthenticated|Check-Valid-Until|Verify-Peer|Verify-Host|AllowDowngradeToInsecureRepositories)\s*=\s*(true|false|1|0|yes|no)`)},
@@ -221,7 +227,7 @@ func (w *walker) packageSources(name string, args words) {
 					w.packageSource(name, "registry "+ov[1])
 					continue
 				}
-				w.packageSource(name, ov[1])
+				w.packageSource(name, urlInValue.FindString(ov[1]))
 				continue
 			}
 			w.verificationOff(name, strings.TrimSpace(ov[0]+" "+ov[1]))
@@ -258,6 +264,11 @@ func (w *walker) sourceCommands(name string, ws []string) {
 		for _, v := range ws[1:] {
 			w.packageSource(name, v)
 		}
+		return
+	case name == "brew" && len(ws) > 2 && ws[0] == "tap":
+		// brew tap USER/REPO URL: formulae from that repository (a tap without a URL is a
+		// GitHub repository named by convention, and stays with the forge).
+		w.packageSource(name, ws[2])
 		return
 	case name == "poetry" && len(ws) > 3 && ws[0] == "source" && ws[1] == "add":
 		w.packageSource(name, ws[3])

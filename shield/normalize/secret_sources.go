@@ -91,6 +91,9 @@ var secretSourceTable = []secretRow{
 	{"docker-credential-*,git-credential-*", "get", "", "credential_helper"},
 	{"git", "credential|credential-* get|fill", "", "credential_helper"},
 	{"gh,glab", "auth status", "-t,--show-token", "token"},
+	{"getent", "shadow|gshadow", "", "shadow"},
+	{"mysql_config_editor", "print", "", "credentials"},
+	{"vaultcmd", "", "/listcreds", "password_store"},
 	{"npm,pnpm,yarn", "token", "", "token"},
 }
 
@@ -132,6 +135,10 @@ func (w *walker) secretSources(name string, args words) {
 		w.s.addEffect(Effect{Kind: EffectSecret, Target: target, Program: name, Detail: detail})
 	}
 	if d := envListing(name, args.argv, ws); d != "" {
+		add(d)
+		return
+	}
+	if d := codeReadsEnv(name, args.argv); d != "" {
 		add(d)
 		return
 	}
@@ -346,4 +353,97 @@ func psValueOpt(a string) bool {
 		return true
 	}
 	return false
+}
+
+// envCodePrograms: interpreters and filters whose inline program can read the environment.
+func envCodeProgram(name string) bool {
+	switch name {
+	case "node", "deno", "bun", "ruby", "perl", "php", "awk", "gawk", "mawk", "nawk", "jq", "gojq", "yq", "lua", "pwsh", "powershell",
+		"pwsh.exe", "powershell.exe", "osascript", "irb":
+		return true
+	}
+	return strings.HasPrefix(name, "python") || strings.HasPrefix(name, "pypy")
+}
+
+// envAccessors: how programs name the whole environment, longest first where one is a prefix of
+// another.
+var envAccessors = []string{"os.environ", "process.env", "Deno.env.toObject", "System.getenv()", "[Environment]::GetEnvironmentVariables",
+	"Get-ChildItem env:", "Get-ChildItem Env:", "gci env:", "dir env:", "ls env:", "%ENV", "$ENV", "ENVIRON", "ENV", "env", "getenv()"}
+
+// codeReadsEnv: inline code (python -c, node -e, ruby -e, perl -e, awk and jq programs, pwsh -c)
+// that prints the whole environment (os.environ, process.env, %ENV, for (k in ENVIRON), jq env)
+// or a variable whose name says it holds a credential (os.environ["AWS_SECRET_ACCESS_KEY"]).
+// Reading an ordinary variable (process.env.NODE_ENV, ENVIRON["HOME"]) is not a secret source.
+func codeReadsEnv(name string, argv []string) string {
+	if !envCodeProgram(name) {
+		return ""
+	}
+	for _, a := range argv {
+		if len(a) > maxExpandedWord {
+			continue
+		}
+		for _, acc := range envAccessors {
+			for i := 0; i < len(a) && i < 1<<16; {
+				j := strings.Index(a[i:], acc)
+				if j < 0 {
+					break
+				}
+				at := i + j
+				i = at + len(acc)
+				if at > 0 && isIdentByte(a[at-1]) && acc[0] != '%' && acc[0] != '$' && acc[0] != '[' {
+					continue // part of a longer name (MYENV)
+				}
+				if acc == "env" && (name != "jq" && name != "gojq" && name != "yq") {
+					continue // jq's env builtin only
+				}
+				if (acc == "ENV" || acc == "$ENV") && !(name == "ruby" || name == "irb" || name == "jq" || name == "gojq" || name == "yq" || name == "perl") {
+					continue
+				}
+				rest := a[i:]
+				if i < len(a) && isIdentByte(a[i]) {
+					continue // ENVIRONMENT, envelope
+				}
+				if strings.HasSuffix(acc, ":") || strings.HasSuffix(acc, "()") || acc == "[Environment]::GetEnvironmentVariables" || acc == "Deno.env.toObject" {
+					return "env"
+				}
+				if acc == "ENVIRON" && !strings.HasPrefix(strings.TrimSpace(rest), "[") {
+					return "env" // for (k in ENVIRON)
+				}
+				v, accessed := envAccessName(rest)
+				if !accessed {
+					return "env" // the whole environment
+				}
+				if v == "" || secretVarRE.MatchString("$"+v) {
+					return "env" // a computed name, or a secret-named variable
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// envAccessName reads the variable name an accessor is followed by: ["NAME"], .get("NAME"),
+// {NAME}, .NAME. It reports whether the text accesses one variable at all.
+func envAccessName(rest string) (string, bool) {
+	r := strings.TrimLeft(rest, " ")
+	switch {
+	case strings.HasPrefix(r, ".get("), strings.HasPrefix(r, ".fetch("):
+		r = r[strings.IndexByte(r, '(')+1:]
+	case strings.HasPrefix(r, "["), strings.HasPrefix(r, "{"):
+		r = r[1:]
+	case strings.HasPrefix(r, ".") && len(r) > 1 && isIdentByte(r[1]):
+		r = r[1:]
+	default:
+		return "", false
+	}
+	r = strings.TrimLeft(r, " '\"")
+	n := 0
+	for n < len(r) && isIdentByte(r[n]) {
+		n++
+	}
+	return r[:n], true
+}
+
+func isIdentByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }

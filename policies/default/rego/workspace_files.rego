@@ -19,6 +19,12 @@ written_path contains p.clean if {
 	p.role in {"write", "dest"}
 }
 
+written_path contains e.target if {
+	some e in input.effects
+	e.kind == "write"
+	startswith(e.target, "/")
+}
+
 autorun_write contains p if {
 	some p in written_path
 	some re in data.shield.lists.autorun_files
@@ -192,6 +198,44 @@ deny contains finding("workspace.autorun-secret-egress", sprintf("writes %s, who
 	some m in regex.find_all_string_submatch_n(`(?i)"(postCreateCommand|postStartCommand|postAttachCommand|onCreateCommand|updateContentCommand|initializeCommand|command)"\s*:\s*"((?:[^"\\]|\\.)*)"`, t, 16)
 	regex.match(text_secret_re, m[2])
 	regex.match(text_sink_re, m[2])
+}
+
+# A file that runs later filled by a download or copied in from outside the workspace: its
+# content cannot be judged here.
+escalate contains finding("workspace.autorun-unseen-content", sprintf("fills %s, which runs later, with a download", [p])) if {
+	input.class == "exec"
+	some p in autorun_write
+	some e in input.effects
+	e.kind == "connect"
+	not loopback_host(effect_host(e.target))
+}
+
+escalate contains finding("workspace.autorun-unseen-content", sprintf("fills %s, which runs later, with %s from outside the workspace", [p, e.target])) if {
+	input.class == "exec"
+	some p in autorun_write
+	some e in input.effects
+	e.kind == "read"
+	startswith(e.target, "/")
+	not e.in_workspace
+	not regex.match(`^/(usr|lib|lib64|bin|sbin|etc|proc|dev|sys)(/|$)`, e.target)
+}
+
+# CI definitions that run text an outsider controls (an issue title, a pull request body or
+# branch name) as a script, or check out a fork's code in a privileged pull_request_target run.
+escalate contains finding("workspace.ci-untrusted-input", sprintf("writes %s, whose steps run text from %s", [p, m])) if {
+	some p in autorun_write
+	regex.match(`/\.(github|gitea|forgejo)/workflows/`, p)
+	some l in written_lines
+	some m in regex.find_n(`\$\{\{\s*github\.event\.(issue|pull_request|comment|review|review_comment|discussion|head_commit|commits|pages)[a-z0-9_.\[\]*]*\.(title|body|message|name|email|label|head_ref|ref|default_branch)\s*\}\}|\$\{\{\s*github\.head_ref\s*\}\}`, l, 1)
+	not regex.match(`^\s*(name|if|with|ref|uses)\s*:`, l)
+}
+
+escalate contains finding("workspace.ci-untrusted-input", sprintf("writes %s, which checks out a pull request's code in a pull_request_target run", [p])) if {
+	some p in autorun_write
+	regex.match(`/\.(github|gitea|forgejo)/workflows/`, p)
+	some t in written_text
+	contains(t, "pull_request_target")
+	regex.match(`github\.event\.pull_request\.head\.(sha|ref)|refs/pull/`, t)
 }
 
 # ---------------------------------------------------------------------------------------------
