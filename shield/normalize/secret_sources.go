@@ -413,7 +413,7 @@ func codeReadsEnv(name string, argv []string) string {
 				if !accessed {
 					return "env" // the whole environment
 				}
-				if v == "" || secretVarRE.MatchString("$"+v) {
+				if v == "" || envDumpMethods[v] || secretVarRE.MatchString("$"+v) {
 					return "env" // a computed name, or a secret-named variable
 				}
 			}
@@ -421,6 +421,11 @@ func codeReadsEnv(name string, argv []string) string {
 	}
 	return ""
 }
+
+// envDumpMethods: methods of an environment object that return all of it (ENV.to_h,
+// os.environ.items()).
+var envDumpMethods = set("to_h", "to_a", "to_s", "to_hash", "each", "each_pair", "keys", "values", "inspect", "map", "select",
+	"sort", "entries", "items", "copy", "dump", "toObject", "toString", "forEach")
 
 // envAccessName reads the variable name an accessor is followed by: ["NAME"], .get("NAME"),
 // {NAME}, .NAME. It reports whether the text accesses one variable at all.
