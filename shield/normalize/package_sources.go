@@ -63,10 +63,21 @@ var insecureEnv = map[string]*regexp.Regexp{
 var publicCodeHosts = set("github.com", "gitlab.com", "bitbucket.org", "golang.org", "go.googlesource.com", "gopkg.in", "google.golang.org",
 	"k8s.io", "sigs.k8s.io", "go.uber.org", "cloud.google.com", "go.opentelemetry.io")
 
+// configFileEnv: variables naming the package manager's configuration file or directory: a file
+// outside the workspace may say anything about sources (one in the workspace is judged when it is
+// written).
+var configFileEnv = set("PIP_CONFIG_FILE", "NPM_CONFIG_USERCONFIG", "npm_config_userconfig", "NPM_CONFIG_GLOBALCONFIG",
+	"npm_config_globalconfig", "UV_CONFIG_FILE", "POETRY_CONFIG_DIR", "GOENV", "CONDARC", "GEMRC", "BUNDLE_APP_CONFIG", "CARGO_HOME",
+	"YARN_RC_FILENAME", "PIXI_CONFIG")
+
 // packageEnv records the package-source effects of one assignment; it reports whether the
 // variable is one of them.
 func (w *walker) packageEnv(prog, name, val string) bool {
 	val = unquoteValue(val)
+	if configFileEnv[name] {
+		w.packageConfigFile(prog, val)
+		return true
+	}
 	if sourceEnv[name] || sourceEnvFamily(name) {
 		for _, v := range strings.FieldsFunc(val, func(r rune) bool { return r == ',' || r == '|' || r == ' ' }) {
 			switch v {
@@ -144,6 +155,27 @@ func (w *walker) packageSource(prog, v string) {
 	}
 }
 
+// packageConfigFile records a configuration file given by path: outside the workspace (and the
+// user's own tool directories, for CARGO_HOME-style variables) it is an unknown package source.
+func (w *walker) packageConfigFile(prog, v string) {
+	v = strings.TrimSpace(v)
+	if v == "" || v == "/dev/null" {
+		return
+	}
+	if isUnresolvedText(v) {
+		w.packageSource(prog, v)
+		return
+	}
+	clean, ok := resolvePath(v, w.s.cwd, w.s.n.opt.Home)
+	if !ok || inDir(clean, w.s.n.opt.Workspace) {
+		return
+	}
+	if home := w.s.n.opt.Home; home != "" && (clean == home+"/.cargo" || clean == home+"/.config/pip/pip.conf" || clean == home+"/.npmrc") {
+		return // the defaults, named explicitly
+	}
+	w.packageSource(prog, "config "+clean)
+}
+
 // verificationOff records a setting that turns checksum, signature or TLS verification off.
 func (w *walker) verificationOff(prog, setting string) {
 	if len(setting) > 200 {
@@ -193,6 +225,7 @@ var sourceOptions = []sourceOption{
 	{"npm,pnpm,yarn,bun,npx", "--strict-ssl", false, falseValue},
 	{"npm,pnpm,yarn,bun,npx", "--no-strict-ssl", false, nil},
 	{"cargo", "--registry", true, nil},
+	{"npm,pnpm,yarn,npx", "--userconfig,--globalconfig", true, nil},
 	{"cargo", "--config", true, regexp.MustCompile(`(registries|registry|source)\.`)},
 	{"pipenv", "--pypi-mirror", true, nil},
 	{"go", "-insecure", false, nil},
@@ -221,6 +254,10 @@ func (w *walker) packageSources(name string, args words) {
 			}
 			if o.source {
 				if o.opts == "--registry" && (ov[1] == "crates-io" || ov[1] == "") {
+					continue
+				}
+				if strings.HasSuffix(ov[0], "config") && !strings.Contains(ov[1], "://") && o.progs != "cargo" {
+					w.packageConfigFile(name, ov[1])
 					continue
 				}
 				if !strings.Contains(ov[1], "://") {

@@ -1,6 +1,7 @@
 package normalize
 
 import (
+	"path"
 	"regexp"
 	"strings"
 )
@@ -135,6 +136,10 @@ func (w *walker) secretSources(name string, args words) {
 		w.s.addEffect(Effect{Kind: EffectSecret, Target: target, Program: name, Detail: detail})
 	}
 	if d := envListing(name, args.argv, ws); d != "" {
+		add(d)
+		return
+	}
+	if d := injectedEnvDump(name, args.argv, ws); d != "" {
 		add(d)
 		return
 	}
@@ -451,4 +456,33 @@ func envAccessName(rest string) (string, bool) {
 
 func isIdentByte(c byte) bool {
 	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// secretInjectors: sub-commands that run a command with secrets in its environment
+// (op run -- CMD). The child's own effects are judged where it is walked; a child that prints
+// the environment prints the injected secrets.
+var secretInjectors = map[string]string{"op": "run", "doppler": "run", "infisical": "run", "chamber": "exec", "aws-vault": "exec",
+	"sops": "exec-env", "teller": "run", "envchain": "", "vault-env": "", "berglas": "exec", "summon": "", "secrethub": "run"}
+
+var envDumpers = set("env", "printenv", "set", "export", "declare", "typeset", "compgen")
+
+func injectedEnvDump(name string, argv, ws []string) string {
+	sub, ok := secretInjectors[name]
+	if !ok || sub != "" && (len(ws) == 0 || ws[0] != sub) {
+		return ""
+	}
+	child := ""
+	for i, a := range argv {
+		if a == "--" && i+1 < len(argv) {
+			child = argv[i+1]
+			break
+		}
+	}
+	if child == "" && len(ws) > 1 && sub != "" {
+		child = ws[len(ws)-1] // sops exec-env FILE CMD
+	}
+	if f := strings.Fields(child); len(f) > 0 && (envDumpers[path.Base(f[0])] || strings.Contains(child, "environ")) {
+		return "env"
+	}
+	return ""
 }

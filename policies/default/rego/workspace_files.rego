@@ -90,6 +90,12 @@ line_sends_secret(l) if {
 	count(foreign_hosts(l)) > 0
 }
 
+# Published where others read it: a gist, an issue or pull-request comment, a release.
+line_sends_secret(l) if {
+	regex.match(text_secret_re, l)
+	regex.match(`(?i)\bgh\s+(gist\s+create|issue\s+(create|comment)|pr\s+(create|comment)|release\s+(create|upload)|api\b[^\n]*(-f|--field|--raw-field|--input))`, l)
+}
+
 line_sends_secret(l) if {
 	regex.match(text_secret_re, l)
 	regex.match(text_sink_re, l)
@@ -118,6 +124,13 @@ escalate contains finding("workspace.autorun-secret-send", sprintf("writes %s, w
 
 # Fetch-and-run in a file that runs later: from a bare address, plain HTTP or a drop site it is
 # blocked; from elsewhere (a vendor's install script) a human decides.
+# Hidden code: decoded and run (base64 -d | sh, eval of a decoded string).
+deny contains finding("workspace.autorun-decode-exec", sprintf("writes %s, which runs later and runs code it decodes", [p])) if {
+	some p in autorun_write
+	some l in written_lines
+	regex.match(`(?i)(base64\s+(-d|--decode|-D)|xxd\s+-r|openssl\s+(base64|enc)\s+-d)[^|\n]*\|\s*(sudo\s+)?((ba|z|da|k)?sh|python[0-9.]*|node|perl|ruby|iex)\b|\beval\s+"?\$\((echo|printf)[^)]*\|\s*base64\s+(-d|--decode)`, l)
+}
+
 deny contains finding("workspace.autorun-fetch-exec", sprintf("writes %s, which runs later and runs code it downloads from %s", [p, h])) if {
 	some p in autorun_write
 	some l in written_lines
@@ -274,6 +287,16 @@ deny contains finding("agent.instructions-publish-secrets", "tells an agent to p
 
 instruction_publishes_secret(l) if {
 	regex.match(`(~/\.|\$home/\.|/home/[^/\s]+/\.)(ssh|aws|kube|docker|gnupg|netrc|npmrc|pypirc|git-credentials|config/gh|config/gcloud|azure|vault-token)|\bid_(rsa|ed25519|ecdsa)\b|\.env\b|credentials|api[ _-]?keys?\b|access[ _-]keys?\b|private[ _-]keys?\b|secret[ _-]?keys?\b|\bsecrets\b|\btokens?\b|passwords?|\$[a-z0-9_]*(secret|token|password|api_?key)`, l)
-	regex.match(`\b(export|paste|post|publish|send|upload|share|e-?mail|print|echo|dump|include|add|attach|put|commit|push|write|copy|curl|wget)\b[^\n]*\b(pr|pull request|issue|comment|description|commit message|gist|pastebin|webhook|slack|discord|channel|chat|readme|changelog|log|logs|output|public|url|https?://|internet|endpoint|server)\b`, l)
-	not regex.match(`\b(never|don't|do not|must not|mustn't|should not|shouldn't|avoid|without|no\s|not\s)\b`, l)
+	regex.match(`\b(export|paste|post|publish|send|upload|share|e-?mail|print|echo|dump|include|add|attach|put|commit|push|write|copy|curl|wget|cat|output|show|reveal|leak|expose|append)\b[^\n]*\b(pr|pull request|issue|comment|description|commit message|gist|pastebin|webhook|slack|discord|channel|chat|readme|changelog|log|logs|output|public|url|https?://|internet|endpoint|server|answer|response|reply|summary|message|report|notes|repo|repository|branch|docs|body|title)\b`, l)
+	not negated_publish(l)
 }
+
+# "Never commit secrets", "do not paste tokens into issues" (but not "do not forget to paste").
+negated_publish(l) if {
+	regex.match(`\b(never|don't|do not|dont|must not|mustn't|should not|shouldn't|avoid|no need to|without)\s+(\w+\s+){0,3}?(export|paste|post|publish|send|upload|share|e-?mail|print|echo|dump|include|add|attach|put|commit|push|write|copy|curl|wget|cat|output|show|reveal|leak|expose|append|log|store|keep|check|hardcode|hard-code)\b`, l)
+	not regex.match(`\b(never|don't|do not|dont|must not|should not)\s+(forget|fail|hesitate|skip|omit|neglect)\b`, l)
+}
+
+negated_publish(l) if regex.match(`\b(keep|kept)\b[^\n]*\b(out of|away from)\b`, l)
+
+negated_publish(l) if regex.match(`\b(never|not)\s+(be\s+)?(committed|published|shared|posted|logged|printed|exposed|pushed)\b`, l)
