@@ -123,7 +123,8 @@ var secretIdiomExempt = set("echo", "printf", "print", "yes", "test", "[", "[[",
 var secretTokenWords = set("auth:token", "oauth-token", "access-token", "print-token", "show-token", "auth:token:print")
 
 // secretSources adds the secret effects of one command (argv without the program name).
-func (w *walker) secretSources(name string, args words) {
+func (w *walker) secretSources(c *Command, args words) {
+	name := c.Name
 	if name == "" {
 		return
 	}
@@ -138,6 +139,21 @@ func (w *walker) secretSources(name string, args words) {
 	if d := envListing(name, args.argv, ws); d != "" {
 		add(d)
 		return
+	}
+	if textPrinters[name] && !stdoutDiscarded(c) {
+		// echo "$GITHUB_TOKEN": the value of a secret-named variable printed, for the caller or
+		// the next command of a pipe to carry on.
+		for i, a := range args.argv {
+			if i >= 64 || len(a) > maxExpandedWord {
+				break
+			}
+			for _, m := range secretVarRE.FindAllStringSubmatchIndex(a, 4) {
+				if printsValue(a, m[0]) {
+					n := a[m[2]:m[3]]
+					w.s.addEffect(Effect{Kind: EffectSecret, Target: "env:" + n, Program: name, Detail: "env_var"})
+				}
+			}
+		}
 	}
 	if d := injectedEnvDump(name, args.argv, ws); d != "" {
 		add(d)
@@ -485,4 +501,34 @@ func injectedEnvDump(name string, argv, ws []string) string {
 		return "env"
 	}
 	return ""
+}
+
+// textPrinters: commands that print their arguments.
+var textPrinters = set("echo", "printf", "print", "logger", "wall")
+
+// printsValue: the reference at i prints the variable's value: not ${#NAME} (its length) nor
+// ${NAME:+word} / ${NAME+word} (a word when it is set).
+func printsValue(a string, i int) bool {
+	rest := a[i:]
+	if !strings.HasPrefix(rest, "${") {
+		return true
+	}
+	if strings.HasPrefix(rest, "${#") || strings.HasPrefix(rest, "${!") {
+		return false
+	}
+	j := 2
+	for j < len(rest) && isIdentByte(rest[j]) {
+		j++
+	}
+	return !strings.HasPrefix(rest[j:], ":+") && !strings.HasPrefix(rest[j:], "+")
+}
+
+// stdoutDiscarded: the command's standard output goes to /dev/null.
+func stdoutDiscarded(c *Command) bool {
+	for _, r := range c.Redirects {
+		if r.Path == "/dev/null" && (r.Fd == "" || r.Fd == "1") && (r.Op == ">" || r.Op == ">>" || r.Op == "&>" || r.Op == ">|") {
+			return true
+		}
+	}
+	return false
 }

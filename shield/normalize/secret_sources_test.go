@@ -34,6 +34,9 @@ func TestSecretSources(t *testing.T) {
 		"gh auth status -t", "glab auth status --show-token", "npm token create", "npm config get //registry.npmjs.org/:_authToken",
 		"yarn config get npmAuthToken", "docker-credential-desktop get", "git credential fill", "git credential-manager get",
 		"git-credential-libsecret get",
+		// secret-named variables printed
+		`echo "$GITHUB_TOKEN"`, `printf %s "$AWS_SECRET_ACCESS_KEY"`, `echo $DATABASE_URL`, `echo ${STRIPE_API_KEY}`,
+		`op run -- env`, `doppler run -- printenv`,
 	}
 	ordinary := []string{
 		"export PATH=$PATH:./bin", "export NODE_ENV=production", "export -f myfn", "declare -a arr=(1 2)", "declare -f", "local x=1",
@@ -43,6 +46,7 @@ func TestSecretSources(t *testing.T) {
 		"npm config get registry", "sops -e secrets.yaml", "age -e -r age1x x.txt", "terraform output", "terraform plan",
 		"echo auth token", "echo get-access-token", "grep -rn print-access-token docs", "git checkout -b fix/get-token-refresh",
 		"make build", "npm run test", "git credential-cache exit", "op --version", "bw --help",
+		`echo "$HOME"`, `echo ${#GITHUB_TOKEN}`, `echo ${GITHUB_TOKEN:+set}`, `echo "$GITHUB_TOKEN" > /dev/null`, `op run -- npm test`,
 	}
 	for _, cmd := range secret {
 		t.Run("secret/"+cmd, func(t *testing.T) {
