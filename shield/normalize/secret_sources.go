@@ -277,6 +277,9 @@ func secretIdiom(ws []string, opts map[string]bool) bool {
 		}
 		lw := strings.ToLower(w)
 		switch {
+		case lw == "get-credentials":
+			// gcloud container clusters / az aks get-credentials write a kubeconfig; they print
+			// nothing (the kubeconfig is judged where it is read).
 		case secretTokenWords[lw], secretIdiomWord.MatchString(lw):
 			return true
 		case lw == "token" && i > 0 && (ws[i-1] == "auth" || ws[i-1] == "create"):

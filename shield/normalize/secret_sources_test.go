@@ -47,6 +47,7 @@ func TestSecretSources(t *testing.T) {
 		"echo auth token", "echo get-access-token", "grep -rn print-access-token docs", "git checkout -b fix/get-token-refresh",
 		"make build", "npm run test", "git credential-cache exit", "op --version", "bw --help",
 		`echo "$HOME"`, `echo ${#GITHUB_TOKEN}`, `echo ${GITHUB_TOKEN:+set}`, `echo "$GITHUB_TOKEN" > /dev/null`, `op run -- npm test`,
+		"gcloud container clusters get-credentials dev --zone z", "az aks get-credentials -g rg -n c",
 	}
 	for _, cmd := range secret {
 		t.Run("secret/"+cmd, func(t *testing.T) {

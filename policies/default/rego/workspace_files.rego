@@ -106,11 +106,36 @@ line_sends_secret(l) if {
 # ---------------------------------------------------------------------------------------------
 # Files that run code later
 
+# A secret in the data of a request (body, form, query, a dumped environment), or sent to a bare
+# address, plain HTTP or a drop site, is exfiltration. A secret used only to authenticate
+# (-u user:token, an Authorization header) to a host outside the egress may be the project's own
+# artifact server: a human decides.
 deny contains finding("workspace.autorun-secret-egress", sprintf("writes %s, which runs later and sends secrets to a host outside the allowed egress", [p])) if {
 	some p in autorun_write
 	some l in written_lines
 	line_sends_secret(l)
+	secret_as_data_or_insecure(l)
 }
+
+escalate contains finding("workspace.autorun-secret-send", sprintf("writes %s, which runs later and authenticates with a secret to a host outside the allowed egress", [p])) if {
+	some p in autorun_write
+	some l in written_lines
+	line_sends_secret(l)
+	not secret_as_data_or_insecure(l)
+}
+
+# The line with its authentication parts removed still names a secret.
+secret_as_data_or_insecure(l) if {
+	stripped := regex.replace(l, `(?i)(\s(-u|--user|--oauth2-bearer|--proxy-user)\s*=?\s*("[^"]*"|'[^']*'|\S+)|\s(-H|--header)\s*=?\s*("(authorization|private-token|x-api-key|x-auth-token|x-jfrog-art-api|api-key)[^"]*"|'(authorization|private-token|x-api-key|x-auth-token|x-jfrog-art-api|api-key)[^']*'))`, " ")
+	regex.match(text_secret_re, stripped)
+}
+
+secret_as_data_or_insecure(l) if {
+	some h in foreign_hosts(l)
+	insecure_host(h, l)
+}
+
+secret_as_data_or_insecure(l) if count(text_hosts(l)) == 0
 
 # A secret and a foreign destination in different lines of the same file (read into a file or
 # a variable, sent in the next step).
@@ -194,7 +219,7 @@ editor_runs_code contains sprintf("an executable setting %s", [m[1]]) if {
 	foreign_executable(m[3])
 }
 
-foreign_executable(v) if regex.match(`(?i)(://|\$\(|\x60|;|&&|\|\||\|\s*(ba)?sh\b|\bcurl\b|\bwget\b)`, v)
+foreign_executable(v) if regex.match(`(?i)(://|\$\(|\x60|\|\s*(sudo\s+)?(ba|z|da)?sh\b|\bcurl\b|\bwget\b|\bnc\b|/tmp/|/dev/shm/|/dev/tcp/)`, v)
 
 foreign_executable(v) if {
 	startswith(v, "/")
@@ -254,14 +279,14 @@ escalate contains finding("workspace.ci-untrusted-input", sprintf("writes %s, wh
 # ---------------------------------------------------------------------------------------------
 # Package-manager configuration: where packages come from and whether they are verified
 
-deny contains finding("workspace.package-source", sprintf("writes %s, which takes packages from %s, outside the allowed registries", [p, h])) if {
+escalate contains finding("workspace.package-source", sprintf("writes %s, which takes packages from %s, outside the allowed registries", [p, h])) if {
 	some p in package_config_write
 	some l in written_lines
 	regex.match(`(?i)(registry|index[-_]?url|index|extra-index-url|find-links|mirror|source|channels?|channel_alias|url|resolved|repositories|proxy|--index-url|--extra-index-url|-i\s|-f\s|GOPROXY|npmRegistryServer)`, l)
 	some h in foreign_hosts(l)
 }
 
-deny contains finding("workspace.package-verification-off", sprintf("writes %s, which turns package verification off", [p])) if {
+escalate contains finding("workspace.package-verification-off", sprintf("writes %s, which turns package verification off", [p])) if {
 	some p in package_config_write
 	some l in written_lines
 	regex.match(`(?i)(strict-ssl\s*[=:]\s*false|enableStrictSsl\s*:\s*false|trusted-host|--trusted-host|ssl_verify\s*[=:]\s*(false|0|no)|sslverify\s*=\s*false|GOSUMDB\s*=\s*off|GOFLAGS\s*=.*-insecure|GOINSECURE\s*=|GONOSUMDB\s*=\s*\*|disable-tls"?\s*:\s*true|secure-http"?\s*:\s*false|check-revoke\s*=\s*false|unsafeHttpWhitelist|protocol\.file\.allow\s*=\s*always)`, l)
