@@ -21,7 +21,8 @@ func TestSecretSources(t *testing.T) {
 		"op item get github --fields password", "op document get key", "op signin --raw", "bw get password github", "bw list items",
 		"bw unlock --raw", "lpass show github", "keepassxc-cli show db.kdbx github", "security find-generic-password -s gh -w",
 		"vault token lookup", "vault print token", "vault kv get -mount=secret prod", "doppler secrets download --no-file",
-		"infisical export", "chamber export prod", "sops -d secrets.enc.yaml", "sops decrypt s.yaml", "age -d -i k.txt x.age",
+		"infisical export", "chamber export prod", "rbw get github", "bws secret get 1234", "conjur variable get -i prod/db/password",
+		"akeyless get-secret-value -n /prod/db", "passage show email", "sops -d secrets.enc.yaml", "sops decrypt s.yaml", "age -d -i k.txt x.age",
 		"ansible-vault view vault.yml", "pulumi stack output --show-secrets", "terraform output -json", "terraform state pull",
 		// cloud, cluster, forge, registry
 		"aws ssm get-parameters-by-path --path /prod --with-decryption", "aws --profile prod secretsmanager get-secret-value --secret-id x",
