@@ -373,7 +373,7 @@ func splitQuoted(s string) []string {
 
 // secretVarRE matches a reference to an environment variable whose name says it holds a
 // credential ($AWS_SECRET_ACCESS_KEY, ${GITHUB_TOKEN}).
-var secretVarRE = regexp.MustCompile(`\$\{?([A-Za-z0-9_]*(?:SECRET|TOKEN|PASSWORD|PASSWD|API_?KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIAL)[A-Za-z0-9_]*)`)
+var secretVarRE = regexp.MustCompile(`\$\{?#?!?([A-Za-z0-9_]*(?:SECRET|TOKEN|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIAL|(?:AUTH|SIGNING|ENCRYPTION|MASTER|SESSION|HMAC|JWT)_?KEY|DATABASE_URL|DB_URL|REDIS_URL|MONGO(?:DB)?_UR[IL]|AMQP_URL|CONNECTION_STRING|_DSN|WEBHOOK_URL)[A-Za-z0-9_]*)`)
 
 // requestSecrets: a command that connects somewhere (effects from index start on) and names a
 // secret-named environment variable anywhere in its text (a header, the user agent, a form field,

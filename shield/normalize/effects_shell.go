@@ -701,7 +701,7 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 			return
 		}
 	}
-	w.secretSources(name, ws.sub(1))  // secret_sources.go: with or without a spec
+	w.secretSources(c, ws.sub(1))     // secret_sources.go: with or without a spec
 	w.packageSources(name, ws.sub(1)) // package_sources.go
 	sp := s.n.opt.Commands.lookup(name)
 	if sp == nil {
