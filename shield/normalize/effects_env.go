@@ -312,6 +312,7 @@ func perlStdModule(m string) bool {
 func (w *walker) gitEnvConfig(f frame, prog, key, val string) {
 	lk := strings.ToLower(strings.TrimSpace(key))
 	val = unquoteValue(strings.TrimSpace(val))
+	w.gitRemoteState(strings.TrimSpace(key), lk, val) // effects_state.go: remotes repointed for the push
 	if gitInsecureConfig.MatchString(lk + "=" + val) {
 		w.verificationOff(prog, lk+"="+val)
 		return

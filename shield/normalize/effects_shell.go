@@ -59,6 +59,7 @@ type effCtx struct {
 	oldPwd   string    // the directory before the last cd ("" = the caller's, unknown)
 	dirStack []string  // pushd's stack, as built by this call
 	git      *gitState // git remotes and push rewrites configured by this call
+	curEnv   []string  // the assignments before the command whose effects are being read
 }
 
 func (s *state) fx() *effCtx {
@@ -858,6 +859,14 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 				w.git().pushDefault, _, _ = strings.Cut(v, "/")
 			}
 		}
+		if (pa.name == "git branch" || pa.name == "git checkout" || pa.name == "git switch") && pa.has("-t", "--track") {
+			for _, i := range pa.operands {
+				if r, _, ok := strings.Cut(args.argv[i], "/"); ok && r != "" && !args.dyn[i] {
+					w.git().pushDefault = r // the new branch tracks R/B: a bare push goes to R
+					break
+				}
+			}
+		}
 	}
 	switch pa.spec.handler {
 	case "":
@@ -1205,6 +1214,15 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 		}
 		if stateUnres {
 			unres = true
+		}
+		if !strings.Contains(target, "://") && !strings.Contains(target, "@") {
+			// A remote by name is the repository's own only in the workspace's repository.
+			if dir, known := w.gitRepoDir(pa); !known || !inDir(dir, s.n.opt.Workspace) {
+				target += " (repository " + dir + ")"
+				if !known {
+					unres = true
+				}
+			}
 		}
 		if unres {
 			s.addUnresolved("push " + target + " (git)")

@@ -1,6 +1,7 @@
 package normalize
 
 import (
+	"path"
 	"strings"
 )
 
@@ -320,4 +321,66 @@ func findFilters(args []string) bool {
 		return true
 	}
 	return false
+}
+
+// gitRepoDir is the repository a git command works on: the working directory, moved by -C, or
+// --git-dir / GIT_DIR (the directory holding it). known is false when a part is unresolved.
+func (w *walker) gitRepoDir(pa parsedArgs) (dir string, known bool) {
+	s := w.s
+	dir = s.cwd
+	if dir == unresolvedCwd {
+		return dir, false
+	}
+	for _, v := range pa.vals {
+		switch v.opt {
+		case "-C":
+			if v.dyn && isUnresolvedText(v.val) {
+				return v.val, false
+			}
+			dir, _ = resolvePath(v.val, dir, s.n.opt.Home)
+		case "--git-dir", "--work-tree":
+			if v.dyn && isUnresolvedText(v.val) {
+				return v.val, false
+			}
+			d, _ := resolvePath(v.val, dir, s.n.opt.Home)
+			if v.opt == "--git-dir" && path.Base(d) == ".git" {
+				d = path.Dir(d)
+			}
+			if !inDir(d, s.n.opt.Workspace) {
+				return d, true
+			}
+		}
+	}
+	for _, kv := range s.fx().curEnv {
+		name, val, _ := strings.Cut(kv, "=")
+		if name != "GIT_DIR" && name != "GIT_WORK_TREE" {
+			continue
+		}
+		val = unquoteValue(val)
+		if isUnresolvedText(val) {
+			return val, false
+		}
+		d, _ := resolvePath(val, dir, s.n.opt.Home)
+		if name == "GIT_DIR" && path.Base(d) == ".git" {
+			d = path.Dir(d)
+		}
+		if !inDir(d, s.n.opt.Workspace) {
+			return d, true
+		}
+	}
+	return dir, true
+}
+
+// moveAwayEffects: a file tool that moves (not copies) the workspace root or a directory holding
+// it deletes the workspace from where it was.
+func (s *state) moveAwayEffects() {
+	a := s.act
+	if a.Class != ClassFileMove || strings.Contains(strings.ToLower(a.Tool), "copy") {
+		return
+	}
+	for _, p := range a.Paths {
+		if p.Role == RoleSource && isWorkspaceOrAncestor(p.Clean, s.n.opt.Workspace) {
+			s.addToolEffect(Effect{Kind: EffectDelete, Target: p.Clean, Detail: "moved away"})
+		}
+	}
 }

@@ -786,7 +786,10 @@ func (w *walker) emit(f frame, ws words, raw string, redirs []Redirect, env []st
 	}
 	if !replaced {
 		before := len(w.s.act.Effects)
+		prevEnv := x.curEnv
+		x.curEnv = c.Env
 		w.commandEffects(f, &c, ws, pipe, idx, stdin)
+		x.curEnv = prevEnv
 		w.requestSecrets(before, c.Name, raw)
 		w.recordWritten(&c, stdin) // sessions.go
 	}

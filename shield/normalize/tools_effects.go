@@ -2,6 +2,7 @@ package normalize
 
 import (
 	"fmt"
+	"net/url"
 	"path"
 	"regexp"
 	"strings"
@@ -88,8 +89,18 @@ func (s *state) toolEffects(e *Entry, known bool) {
 		if u.Role == URLText {
 			continue // a URL inside a body or content is data, not a target
 		}
+		if u.Scheme == "javascript" {
+			// Navigating to javascript:CODE runs CODE in the page (tools_code.go).
+			code := u.Raw[strings.IndexByte(u.Raw, ':')+1:]
+			if dec, err := url.PathUnescape(code); err == nil {
+				code = dec
+			}
+			s.codePayloadEffects(a.Tool, code)
+			continue
+		}
 		s.connectEffect(u)
 	}
+	s.moveAwayEffects() // effects_state.go
 	if a.Class == ClassMessageSend {
 		toAgent := false
 		for _, r := range a.Recipients {

@@ -52,6 +52,7 @@ func (s *state) instructionEffects(text string) {
 		s.syncEffects()
 		s.walker().script(code, 1, "instructions", false)
 	}
+	s.proseEffects(text) // tools_prose.go
 	for _, sent := range sentenceEnd.Split(text, 256) {
 		role := RoleRead
 		switch {
