@@ -676,12 +676,15 @@ func anyWord(t []sqlTok, words map[string]bool) bool {
 // isAccountTable: the (possibly qualified) table named at k holds accounts (mysql.user, pg_authid).
 func isAccountTable(t []sqlTok, k int) bool {
 	var b strings.Builder
-	for j := k; j < len(t) && j < k+5; j++ {
-		if t[j].kind == sqlWord || t[j].kind == sqlIdent || t[j].text == "." {
-			b.WriteString(strings.ToUpper(t[j].text))
-			continue
+	for j := k; j < len(t) && j < k+5; j += 2 {
+		if t[j].kind != sqlWord && t[j].kind != sqlIdent {
+			break
 		}
-		break
+		b.WriteString(strings.ToUpper(t[j].text))
+		if j+1 >= len(t) || t[j+1].text != "." {
+			break
+		}
+		b.WriteByte('.')
 	}
 	name := b.String()
 	if sqlAccountTables[name] {
