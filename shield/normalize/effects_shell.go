@@ -856,6 +856,9 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 			}
 		}
 	}
+	if w.forge(pa, name, ops) { // effects_forge.go
+		return
+	}
 	switch pa.spec.handler {
 	case "":
 		return

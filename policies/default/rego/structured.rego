@@ -152,3 +152,11 @@ internal_url(u) if {
 	u.ip_class == "hostname"
 	not contains(u.host, ".")
 }
+
+# ---- forge CLIs (commands/forge.spec, shield/normalize/effects_forge.go)
+
+deny contains finding("structured.forge-privilege", sprintf("changes who may do what on the forge (%s %s)", [e.detail, trim_prefix(e.target, "forge:")])) if {
+	some e in input.effects
+	e.kind == "privilege"
+	startswith(e.target, "forge:")
+}
