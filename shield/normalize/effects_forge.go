@@ -16,7 +16,8 @@ var forgePrivilegePathRE = regexp.MustCompile(`(?i)(^|/)(collaborators|members|i
 var forgeSecretPathRE = regexp.MustCompile(`(?i)(^|/)(variables|secrets/public-key|access_tokens|tokens|deploy_tokens)(/|$|\?)`)
 
 // forge applies the forge handler; it reports whether it was one.
-func (w *walker) forge(pa parsedArgs, name string, ops words) bool {
+func (w *walker) forge(pa parsedArgs, name string, args, ops words) bool {
+	w.uploadsAndMutations(pa, name, args, ops) // effects_upload.go
 	if pa.spec.handler != "forge" {
 		return false
 	}

@@ -160,3 +160,11 @@ deny contains finding("structured.forge-privilege", sprintf("changes who may do 
 	e.kind == "privilege"
 	startswith(e.target, "forge:")
 }
+
+# ---- cloud CLIs (shield/normalize/effects_upload.go)
+
+deny contains finding("structured.cloud-privilege", sprintf("changes cloud privileges (%s)", [e.detail])) if {
+	some e in input.effects
+	e.kind == "privilege"
+	startswith(e.target, "cloud:")
+}
