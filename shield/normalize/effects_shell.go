@@ -868,6 +868,9 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 			}
 		}
 	}
+	if w.forge(pa, name, args, ops) { // effects_forge.go, effects_upload.go
+		return
+	}
 	switch pa.spec.handler {
 	case "":
 		return
