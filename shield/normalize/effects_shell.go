@@ -846,7 +846,9 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 		for _, v := range pa.vals {
 			if v.opt == "-c" || v.opt == "--config" {
 				key, val, _ := strings.Cut(v.val, "=")
-				w.gitConfig(name, key, val, "command")
+				if !w.gitConfigTable(f, name, key, val, "command") { // gitconfig_keys.go
+					w.gitConfig(name, key, val, "command")
+				}
 			}
 		}
 		// An upstream set now is where a later push naming no remote goes.
@@ -1240,7 +1242,9 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 			} else if pa.has("--system") {
 				scope = "system"
 			}
-			w.gitConfig("git", ops.argv[0], ops.argv[1], scope)
+			if !w.gitConfigTable(f, "git", ops.argv[0], ops.argv[1], scope) { // gitconfig_keys.go
+				w.gitConfig("git", ops.argv[0], ops.argv[1], scope)
+			}
 		}
 	case "gitrebase":
 		if v, d, ok := pa.val("-x", "--exec"); ok {
