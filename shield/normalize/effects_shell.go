@@ -1246,6 +1246,10 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 				w.gitConfig("git", ops.argv[0], ops.argv[1], scope)
 			}
 		}
+	case "gitclean":
+		w.gitClean(pa, ops) // ordinary.go
+	case "gitlist":
+		w.gitList(pa, ops) // ordinary.go
 	case "gitrebase":
 		if v, d, ok := pa.val("-x", "--exec"); ok {
 			w.codeEffect("git", v, d)
