@@ -317,6 +317,9 @@ func (w *walker) gitEnvConfig(f frame, prog, key, val string) {
 		w.verificationOff(prog, lk+"="+val)
 		return
 	}
+	if w.gitConfigTable(f, prog, key, val, "command") { // gitconfig_keys.go
+		return
+	}
 	switch {
 	case lk == "core.fsmonitor" || lk == "core.sshcommand" || lk == "core.pager" || lk == "core.editor" ||
 		lk == "core.askpass" || lk == "sequence.editor" || lk == "diff.external" || lk == "core.hookspath" ||

@@ -850,7 +850,9 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 				if gitCommandKeys.MatchString(strings.ToLower(key)) {
 					continue // a command for this call only: walked (spec_effects.go), not planted
 				}
-				w.gitConfig(name, key, val, "command")
+				if !w.gitConfigTable(f, name, key, val, "command") { // gitconfig_keys.go
+					w.gitConfig(name, key, val, "command")
+				}
 			}
 		}
 		// An upstream set now is where a later push naming no remote goes.
@@ -1264,8 +1266,14 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 			} else if pa.has("--system") {
 				scope = "system"
 			}
-			w.gitConfig("git", ops.argv[0], ops.argv[1], scope)
+			if !w.gitConfigTable(f, "git", ops.argv[0], ops.argv[1], scope) { // gitconfig_keys.go
+				w.gitConfig("git", ops.argv[0], ops.argv[1], scope)
+			}
 		}
+	case "gitclean":
+		w.gitClean(pa, ops) // ordinary.go
+	case "gitlist":
+		w.gitList(pa, ops) // ordinary.go
 	case "gitrebase":
 		if v, d, ok := pa.val("-x", "--exec"); ok {
 			w.codeEffect("git", v, d)
