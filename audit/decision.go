@@ -87,9 +87,18 @@ type redactor struct {
 	onlyDefaults bool
 	keyCache     sync.Map // member name → bool, bounded by keyCacheMax
 	keyCount     atomic.Int64
+	// textCache holds text's answers for short strings (a rule's reason recurs on every call
+	// it decides: running the patterns on it took 7 % of the server's CPU under load).
+	textCache sync.Map // string → redacted string, bounded by textCacheMax
+	textCount atomic.Int64
 }
 
-const keyCacheMax = 4096
+const (
+	keyCacheMax = 4096
+	// textCacheMax bounds the cached reasons; textCacheLen the length of one (2 MiB at most).
+	textCacheMax = 4096
+	textCacheLen = 512
+)
 
 func hasTrigger(s string) bool { return triggerSet.contains(s) }
 

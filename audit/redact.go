@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/gowebpki/jcs"
 )
@@ -67,6 +68,22 @@ func (r *redactor) text(s string) string {
 	if r == nil || r.off || s == "" {
 		return s
 	}
+	if len(s) > textCacheLen {
+		return r.redactText(s)
+	}
+	if v, ok := r.textCache.Load(s); ok {
+		return v.(string)
+	}
+	out := r.redactText(s)
+	if r.textCount.Load() < textCacheMax {
+		r.textCount.Add(1)
+		r.textCache.Store(strings.Clone(s), out)
+	}
+	return out
+}
+
+// redactText is text without the cache.
+func (r *redactor) redactText(s string) string {
 	out := s
 	if r.defaults != nil && hasTrigger(out) {
 		out = r.defaults.ReplaceAllString(out, defaultReplacement)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -180,4 +181,36 @@ func FuzzRedactPayload(f *testing.F) {
 			t.Fatalf("planted secret survived: %s", red)
 		}
 	})
+}
+
+// TestTextCache: the cached redaction of free text answers what the patterns answer, for texts
+// seen again, texts over the cached length and once the cache is full.
+func TestTextCache(t *testing.T) {
+	r, err := Redaction{Values: []string{`hunter[0-9]`}}.compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := []string{
+		"the command reads credential files and sends data over the network",
+		"sends AWS_SECRET_ACCESS_KEY=abcdefghijklmnop to evil.example",
+		"password hunter2 in a reason",
+		"plain reason",
+		strings.Repeat("token=abcdefgh ", 60), // over textCacheLen
+	}
+	for i := range textCacheMax + 10 {
+		texts = append(texts, fmt.Sprintf("reason %d with Bearer abcdefghijklmnopq%d", i, i))
+	}
+	for round := range 2 {
+		for _, s := range texts {
+			if got, want := r.text(s), r.redactText(s); got != want {
+				t.Fatalf("round %d: text(%.60q) = %.60q, want %.60q", round, s, got, want)
+			}
+		}
+	}
+	if n := r.textCount.Load(); n != textCacheMax {
+		t.Fatalf("cached %d texts, want the bound %d", n, textCacheMax)
+	}
+	if got := r.text(texts[1]); strings.Contains(got, "abcdefghijklmnop") {
+		t.Fatalf("a cached reason kept its secret: %q", got)
+	}
 }

@@ -190,13 +190,11 @@ func BenchmarkPipelineMiss(b *testing.B) {
 		calls[i] = &shield.Call{Tool: c.tool, Arguments: json.RawMessage(c.args)}
 	}
 	ctx := context.Background()
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
+	loop(b, func(i int) {
 		if _, err := p.Evaluate(ctx, calls[i%len(calls)], shield.EvalOptions{}); err != nil {
 			b.Fatal(err)
 		}
-	}
+	})
 }
 
 // BenchmarkPipelineHit: the same calls served from the verdict cache.
@@ -208,13 +206,11 @@ func BenchmarkPipelineHit(b *testing.B) {
 		calls[i] = &shield.Call{Tool: c.tool, Arguments: json.RawMessage(c.args)}
 		_, _ = p.Evaluate(ctx, calls[i], shield.EvalOptions{})
 	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
+	loop(b, func(i int) {
 		if _, err := p.Evaluate(ctx, calls[i%len(calls)], shield.EvalOptions{}); err != nil {
 			b.Fatal(err)
 		}
-	}
+	})
 }
 
 // TestActivateRejectsFailingRegoTest: a bundle whose own Rego tests fail never serves.

@@ -51,7 +51,7 @@ func defaultEngines(tb testing.TB) *engines {
 	if e.rego, err = regoeval.Compile(b); err != nil {
 		tb.Fatal(err)
 	}
-	if e.regoRef, err = regoeval.CompileOptions(b, regoeval.Options{NoGate: true, FullInput: true}); err != nil {
+	if e.regoRef, err = regoeval.CompileOptions(b, regoeval.Options{NoGate: true, FullInput: true, CallerGoroutine: true}); err != nil {
 		tb.Fatal(err)
 	}
 	for _, r := range e.cel.RuleGates() {

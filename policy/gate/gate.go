@@ -16,6 +16,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/shieldsec/shield/shield/normalize"
 )
@@ -138,6 +140,36 @@ type Cond struct {
 	set   []string
 	re    *regexp.Regexp
 	kids  []*Cond
+	// matches caches re's answers for short strings (opMatch): the same few tool names are
+	// matched on every call, and the tools' patterns ran the backtracker each time.
+	matches *matchCache
+}
+
+// matchCache remembers a pattern's answers for up to matchCacheMax strings of at most
+// matchCacheLen bytes.
+type matchCache struct {
+	m sync.Map // string → bool
+	n atomic.Int64
+}
+
+const (
+	matchCacheMax = 1024
+	matchCacheLen = 256
+)
+
+func (c *Cond) match(s string) bool {
+	if len(s) > matchCacheLen {
+		return c.re.MatchString(s)
+	}
+	if v, ok := c.matches.m.Load(s); ok {
+		return v.(bool)
+	}
+	ok := c.re.MatchString(s)
+	if c.matches.n.Load() < matchCacheMax {
+		c.matches.n.Add(1)
+		c.matches.m.Store(strings.Clone(s), ok)
+	}
+	return ok
 }
 
 // In: the string field is one of set, or the collection (Names, EffectKinds, ArgKeys) has an
@@ -156,7 +188,9 @@ func NotIn(f Field, set ...string) *Cond { return &Cond{op: opNotIn, field: f, s
 func NonEmpty(f Field) *Cond { return &Cond{op: opNonEmpty, field: f} }
 
 // Match: the string field matches re (Go regexp, the syntax CEL and Rego both use).
-func Match(f Field, re *regexp.Regexp) *Cond { return &Cond{op: opMatch, field: f, re: re} }
+func Match(f Field, re *regexp.Regexp) *Cond {
+	return &Cond{op: opMatch, field: f, re: re, matches: &matchCache{}}
+}
 
 // False never holds (a rule that can never fire).
 func False() *Cond { return &Cond{op: opFalse} }
@@ -239,7 +273,7 @@ func (c *Cond) Holds(a *normalize.Action) bool {
 		return size(a, c.field) > 0
 	case opMatch:
 		s, ok := str(a, c.field)
-		return !ok || c.re.MatchString(s)
+		return !ok || c.match(s)
 	case opIn, opNotIn:
 		if s, ok := str(a, c.field); ok {
 			_, in := slices.BinarySearch(c.set, s)

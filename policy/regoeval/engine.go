@@ -39,6 +39,7 @@ type Engine struct {
 	keep map[string]bool
 	// gateInput: the gate bits are the input's gateInputKey array, not the gate built-in's.
 	gateInput bool
+	inline    bool // Options.CallerGoroutine
 }
 
 // Options change how a bundle is prepared. The zero value is what the service uses.
@@ -49,6 +50,9 @@ type Options struct {
 	// FullInput builds every key of the input, referenced or not: the reference for input
 	// pruning.
 	FullInput bool
+	// CallerGoroutine evaluates on the caller's goroutine, never on an evaluation goroutine
+	// (evalpool.go): the reference for benchmarks and the differential test.
+	CallerGoroutine bool
 }
 
 // InputKeys returns the top-level input keys built for each evaluation, sorted; nil when the
@@ -111,7 +115,7 @@ func (p *Parsed) Prepare() (*Engine, error) { return p.PrepareOptions(Options{})
 
 // PrepareOptions is Prepare with options.
 func (p *Parsed) PrepareOptions(opt Options) (*Engine, error) {
-	e := &Engine{ungated: opt.NoGate}
+	e := &Engine{ungated: opt.NoGate, inline: opt.CallerGoroutine}
 	opts := []func(*rego.Rego){
 		rego.Query(Query),
 		rego.Store(inmem.NewFromObjectWithOpts(p.Data, inmem.OptRoundTripOnWrite(false))),
@@ -205,7 +209,17 @@ func (e *Engine) Evaluate(ctx context.Context, in *shield.Input) (shield.Result,
 	// the interpreter's Cancel (OPA otherwise starts a goroutine to wait on ctx.Done()).
 	cancel := topdown.NewCancel()
 	stop := context.AfterFunc(ctx, cancel.Cancel)
-	rs, err := e.pq.Eval(context.WithValue(ctx, gateKey{}, bits), rego.EvalParsedInput(input), rego.EvalExternalCancel(cancel))
+	ectx := ctx
+	if !e.gateInput && bits != nil {
+		ectx = context.WithValue(ctx, gateKey{}, bits) // for the gate built-in
+	}
+	var rs rego.ResultSet
+	eval := func() { rs, err = e.pq.Eval(ectx, rego.EvalParsedInput(input), rego.EvalExternalCancel(cancel)) }
+	if e.inline {
+		eval()
+	} else {
+		onEvalStack(eval)
+	}
 	stop()
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {

@@ -13,9 +13,6 @@ import (
 // for an expansion, "localhost" for the default socket) or "database:PATH" for a database file.
 
 var (
-	sqlDropRE     = regexp.MustCompile(`(?i)\b(DROP\s+(?:DATABASE|SCHEMA|TABLE|USER|ROLE|VIEW|COLLECTION|KEYSPACE|OWNED)|TRUNCATE)\b`)
-	sqlDeleteRE   = regexp.MustCompile(`(?i)\b(DELETE\s+FROM|UPDATE\s+\S+\s+SET)\b`)
-	sqlWhereRE    = regexp.MustCompile(`(?i)\bWHERE\b`)
 	redisFlushRE  = regexp.MustCompile(`(?i)(?:^|[\s;'"])(FLUSHALL|FLUSHDB)\b`)
 	mongoDropRE   = regexp.MustCompile(`dropDatabase\s*\(|\.drop\s*\(\s*\)|(?:deleteMany|remove)\s*\(\s*\{\s*\}\s*\)`)
 	dbURLSchemeRE = regexp.MustCompile(`^[a-z][a-z0-9+.-]*://`)
@@ -26,12 +23,9 @@ func destructiveStatement(code string) string {
 	if len(code) > maxExpandedWord {
 		code = code[:maxExpandedWord]
 	}
-	if m := sqlDropRE.FindString(code); m != "" {
-		return strings.ToUpper(strings.Join(strings.Fields(m), " "))
-	}
-	for _, st := range strings.Split(code, ";") {
-		if m := sqlDeleteRE.FindString(st); m != "" && !sqlWhereRE.MatchString(st) {
-			return strings.ToUpper(strings.Fields(m)[0]) + " without WHERE"
+	for _, f := range sqlFindings(code) { // sqlscan.go
+		if f.kind == EffectDelete {
+			return f.what
 		}
 	}
 	if m := redisFlushRE.FindStringSubmatch(code); m != nil {
@@ -48,6 +42,12 @@ func destructiveStatement(code string) string {
 func (w *walker) dbStatements(prog, target string, inWS bool, code string) {
 	if d := destructiveStatement(code); d != "" {
 		w.s.addEffect(Effect{Kind: EffectDelete, Target: target, Program: prog, Detail: "database " + d, InWorkspace: inWS})
+	}
+	for _, e := range sqlEffects(code, target, inWS) { // sqlscan_effects.go: privilege, server-side code
+		if e.Kind != EffectDelete {
+			e.Program = prog
+			w.s.addEffect(e)
+		}
 	}
 }
 

@@ -317,6 +317,9 @@ func (w *walker) gitEnvConfig(f frame, prog, key, val string) {
 		w.verificationOff(prog, lk+"="+val)
 		return
 	}
+	if w.gitConfigTable(f, prog, key, val, "command") { // gitconfig_keys.go
+		return
+	}
 	switch {
 	case lk == "core.fsmonitor" || lk == "core.sshcommand" || lk == "core.pager" || lk == "core.editor" ||
 		lk == "core.askpass" || lk == "sequence.editor" || lk == "diff.external" || lk == "core.hookspath" ||
@@ -374,7 +377,7 @@ func splitQuoted(s string) []string {
 
 // secretVarRE matches a reference to an environment variable whose name says it holds a
 // credential ($AWS_SECRET_ACCESS_KEY, ${GITHUB_TOKEN}).
-var secretVarRE = regexp.MustCompile(`\$\{?([A-Za-z0-9_]*(?:SECRET|TOKEN|PASSWORD|PASSWD|API_?KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIAL)[A-Za-z0-9_]*)`)
+var secretVarRE = regexp.MustCompile(`\$\{?#?!?([A-Za-z0-9_]*(?:SECRET|TOKEN|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIAL|(?:AUTH|SIGNING|ENCRYPTION|MASTER|SESSION|HMAC|JWT)_?KEY|DATABASE_URL|DB_URL|REDIS_URL|MONGO(?:DB)?_UR[IL]|AMQP_URL|CONNECTION_STRING|_DSN|WEBHOOK_URL)[A-Za-z0-9_]*)`)
 
 // requestSecrets: a command that connects somewhere (effects from index start on) and names a
 // secret-named environment variable anywhere in its text (a header, the user agent, a form field,

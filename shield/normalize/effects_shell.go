@@ -719,7 +719,7 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 			return
 		}
 	}
-	w.secretSources(name, ws.sub(1))  // secret_sources.go: with or without a spec
+	w.secretSources(c, ws.sub(1))     // secret_sources.go: with or without a spec
 	w.packageSources(name, ws.sub(1)) // package_sources.go
 	sp := s.n.opt.Commands.lookup(name)
 	if sp == nil {
@@ -864,7 +864,12 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 		for _, v := range pa.vals {
 			if v.opt == "-c" || v.opt == "--config" {
 				key, val, _ := strings.Cut(v.val, "=")
-				w.gitConfig(name, key, val, "command")
+				if gitCommandKeys.MatchString(strings.ToLower(key)) {
+					continue // a command for this call only: walked (spec_effects.go), not planted
+				}
+				if !w.gitConfigTable(f, name, key, val, "command") { // gitconfig_keys.go
+					w.gitConfig(name, key, val, "command")
+				}
 			}
 		}
 		// An upstream set now is where a later push naming no remote goes.
@@ -881,6 +886,9 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 				}
 			}
 		}
+	}
+	if w.forge(pa, name, args, ops) { // effects_forge.go, effects_upload.go
+		return
 	}
 	switch pa.spec.handler {
 	case "":
@@ -1275,8 +1283,14 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 			} else if pa.has("--system") {
 				scope = "system"
 			}
-			w.gitConfig("git", ops.argv[0], ops.argv[1], scope)
+			if !w.gitConfigTable(f, "git", ops.argv[0], ops.argv[1], scope) { // gitconfig_keys.go
+				w.gitConfig("git", ops.argv[0], ops.argv[1], scope)
+			}
 		}
+	case "gitclean":
+		w.gitClean(pa, ops) // ordinary.go
+	case "gitlist":
+		w.gitList(pa, ops) // ordinary.go
 	case "gitrebase":
 		if v, d, ok := pa.val("-x", "--exec"); ok {
 			w.codeEffect("git", v, d)

@@ -179,7 +179,10 @@ func TestEffectKinds(t *testing.T) {
 		{name: "persistence git config hooksPath", cmd: "git config core.hooksPath /tmp/h", want: []fx{{kind: "persistence", target: "git config core.hooksPath"}}},
 		{name: "persistence git alias", cmd: "git config alias.st '!sh -c id'", want: []fx{{kind: "persistence", target: "git config alias.st"}}},
 		{name: "persistence credential helper", cmd: "git config --global credential.helper '!f() { cat >/tmp/c; }; f'", want: []fx{{kind: "persistence", target: "git config credential.helper"}}},
-		{name: "git -c", cmd: "git -c core.sshCommand='nc x 1' fetch", want: []fx{{kind: "persistence", target: "git config core.sshCommand"}}},
+		// -c sets a command for this call only: it runs now (walked), nothing is planted.
+		{name: "git -c", cmd: "git -c core.sshCommand='nc x 1' fetch", want: []fx{{kind: "exec", target: "sh", detail: "nc x 1"}, {kind: "connect", target: "x"}},
+			not: []fx{{kind: "persistence", target: "git config core.sshCommand"}}},
+		{name: "git -c hooksPath runs the hooks there", cmd: "git -c core.hooksPath=/tmp/h commit -m x", want: []fx{{kind: "exec", target: "/tmp/h", detail: "file"}}},
 		{name: "git config read is not persistence", cmd: "git config --get user.email", not: []fx{{kind: "persistence", target: "git config user.email"}}},
 		{name: "install registry", cmd: "npm install lodash", want: []fx{{kind: "install", target: "lodash", detail: "registry"}}},
 		{name: "install vcs", cmd: "pip install git+https://github.com/x/y.git", want: []fx{{kind: "install", target: "git+https://github.com/x/y.git", detail: "vcs"}, {kind: "connect", target: "github.com"}}},

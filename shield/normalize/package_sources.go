@@ -63,10 +63,21 @@ var insecureEnv = map[string]*regexp.Regexp{
 var publicCodeHosts = set("github.com", "gitlab.com", "bitbucket.org", "golang.org", "go.googlesource.com", "gopkg.in", "google.golang.org",
 	"k8s.io", "sigs.k8s.io", "go.uber.org", "cloud.google.com", "go.opentelemetry.io")
 
+// configFileEnv: variables naming the package manager's configuration file or directory: a file
+// outside the workspace may say anything about sources (one in the workspace is judged when it is
+// written).
+var configFileEnv = set("PIP_CONFIG_FILE", "NPM_CONFIG_USERCONFIG", "npm_config_userconfig", "NPM_CONFIG_GLOBALCONFIG",
+	"npm_config_globalconfig", "UV_CONFIG_FILE", "POETRY_CONFIG_DIR", "GOENV", "CONDARC", "GEMRC", "BUNDLE_APP_CONFIG", "CARGO_HOME",
+	"YARN_RC_FILENAME", "PIXI_CONFIG")
+
 // packageEnv records the package-source effects of one assignment; it reports whether the
 // variable is one of them.
 func (w *walker) packageEnv(prog, name, val string) bool {
 	val = unquoteValue(val)
+	if configFileEnv[name] {
+		w.packageConfigFile(prog, val)
+		return true
+	}
 	if sourceEnv[name] || sourceEnvFamily(name) {
 		for _, v := range strings.FieldsFunc(val, func(r rune) bool { return r == ',' || r == '|' || r == ' ' }) {
 			switch v {
@@ -144,6 +155,27 @@ func (w *walker) packageSource(prog, v string) {
 	}
 }
 
+// packageConfigFile records a configuration file given by path: outside the workspace (and the
+// user's own tool directories, for CARGO_HOME-style variables) it is an unknown package source.
+func (w *walker) packageConfigFile(prog, v string) {
+	v = strings.TrimSpace(v)
+	if v == "" || v == "/dev/null" {
+		return
+	}
+	if isUnresolvedText(v) {
+		w.packageSource(prog, v)
+		return
+	}
+	clean, ok := resolvePath(v, w.s.cwd, w.s.n.opt.Home)
+	if !ok || inDir(clean, w.s.n.opt.Workspace) {
+		return
+	}
+	if home := w.s.n.opt.Home; home != "" && (clean == home+"/.cargo" || clean == home+"/.config/pip/pip.conf" || clean == home+"/.npmrc") {
+		return // the defaults, named explicitly
+	}
+	w.packageSource(prog, "config "+clean)
+}
+
 // verificationOff records a setting that turns checksum, signature or TLS verification off.
 func (w *walker) verificationOff(prog, setting string) {
 	if len(setting) > 200 {
@@ -162,6 +194,9 @@ type sourceConfig struct {
 	off    *regexp.Regexp // key → verification off when the value matches offVal (nil: any value)
 	offVal *regexp.Regexp
 }
+
+// urlInValue: the URL inside an option value (registries.x.index="https://…").
+var urlInValue = regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^\s"'<>]+`)
 
 var falseValue = regexp.MustCompile(`(?i)^(false|0|no|off|never)$`)
 
@@ -190,6 +225,10 @@ var sourceOptions = []sourceOption{
 	{"npm,pnpm,yarn,bun,npx", "--strict-ssl", false, falseValue},
 	{"npm,pnpm,yarn,bun,npx", "--no-strict-ssl", false, nil},
 	{"cargo", "--registry", true, nil},
+	{"npm,pnpm,yarn,npx", "--userconfig,--globalconfig", true, nil},
+	{"cargo", "--config", true, regexp.MustCompile(`(registries|registry|source)\.`)},
+	{"pipenv", "--pypi-mirror", true, nil},
+	{"go", "-insecure", false, nil},
 	{"conda,mamba,micromamba", "-c,--channel", true, regexp.MustCompile(`://`)},
 	{"apt,apt-get,aptitude", "--allow-unauthenticated,--allow-insecure-repositories,--allow-downgrades", false, nil},
 	{"apt,apt-get", "-o", false, regexp.MustCompile(`(?i)(AllowInsecureRepositories|AllowUnauthenticated|Check-Valid-Until|Verify-Peer|Verify-Host|AllowDowngradeToInsecureRepositories)\s*=\s*(true|false|1|0|yes|no)`)},
@@ -217,14 +256,34 @@ func (w *walker) packageSources(name string, args words) {
 				if o.opts == "--registry" && (ov[1] == "crates-io" || ov[1] == "") {
 					continue
 				}
+				if strings.HasSuffix(ov[0], "config") && !strings.Contains(ov[1], "://") && o.progs != "cargo" {
+					w.packageConfigFile(name, ov[1])
+					continue
+				}
 				if !strings.Contains(ov[1], "://") {
 					w.packageSource(name, "registry "+ov[1])
 					continue
 				}
-				w.packageSource(name, ov[1])
+				w.packageSource(name, urlInValue.FindString(ov[1]))
 				continue
 			}
 			w.verificationOff(name, strings.TrimSpace(ov[0]+" "+ov[1]))
+		}
+	}
+	// npm-style scoped and prefixed registry options: --@acme:registry=URL, --config.registry=URL.
+	if matchAlt("npm,pnpm,yarn,bun,npx,bunx", ',', name) {
+		for i, a := range args.argv {
+			if i >= 256 || a == "--" {
+				break
+			}
+			o, v, eq := strings.Cut(a, "=")
+			if !strings.HasPrefix(o, "--") || o == "--registry" || !strings.HasSuffix(o, "registry") && !strings.HasSuffix(o, "registry-server") {
+				continue
+			}
+			if !eq && i+1 < len(args.argv) {
+				v = args.argv[i+1]
+			}
+			w.packageSource(name, v)
 		}
 	}
 	// A clone that fetches submodules runs what the repository's .gitmodules names: the
@@ -258,6 +317,11 @@ func (w *walker) sourceCommands(name string, ws []string) {
 		for _, v := range ws[1:] {
 			w.packageSource(name, v)
 		}
+		return
+	case name == "brew" && len(ws) > 2 && ws[0] == "tap":
+		// brew tap USER/REPO URL: formulae from that repository (a tap without a URL is a
+		// GitHub repository named by convention, and stays with the forge).
+		w.packageSource(name, ws[2])
 		return
 	case name == "poetry" && len(ws) > 3 && ws[0] == "source" && ws[1] == "add":
 		w.packageSource(name, ws[3])

@@ -1,6 +1,7 @@
 package normalize
 
 import (
+	"path"
 	"regexp"
 	"strings"
 )
@@ -51,6 +52,19 @@ var secretSourceTable = []secretRow{
 	{"keepassxc-cli", "show|export|clip", "", "password_store"},
 	{"security", "find-*|dump-keychain|export", "", "password_store"},
 	{"pass", "show|otp", "", "password_store"},
+	{"passage", "show|otp", "", "password_store"},
+	{"rbw", "get|list|code", "", "password_store"},
+	{"bws", "secret get|list", "", "password_store"},
+	{"ksm", "secret get|list|notation", "", "password_store"},
+	{"keeper", "get|download", "", "password_store"},
+	{"dcli", "password|note|secret", "", "password_store"},
+	{"enpass-cli", "show|copy|list", "", "password_store"},
+	{"conjur", "variable get", "", "secret_manager"},
+	{"akeyless", "get-secret-value|get-dynamic-secret-value|get-rotated-secret-value", "", "secret_manager"},
+	{"envkey-source", "", "", "secret_manager"},
+	{"teller", "show|export|env", "", "secret_manager"},
+	{"berglas", "access|reveal", "", "secret_manager"},
+	{"kubeseal", "", "--recovery-unseal", "secret_manager"},
 	// Secret managers and encrypted files decrypted to the terminal.
 	{"vault", "read", "", "secret_manager"},
 	{"vault", "kv get", "", "secret_manager"},
@@ -91,6 +105,9 @@ var secretSourceTable = []secretRow{
 	{"docker-credential-*,git-credential-*", "get", "", "credential_helper"},
 	{"git", "credential|credential-* get|fill", "", "credential_helper"},
 	{"gh,glab", "auth status", "-t,--show-token", "token"},
+	{"getent", "shadow|gshadow", "", "shadow"},
+	{"mysql_config_editor", "print", "", "credentials"},
+	{"vaultcmd", "", "/listcreds", "password_store"},
 	{"npm,pnpm,yarn", "token", "", "token"},
 }
 
@@ -119,7 +136,8 @@ var secretIdiomExempt = set("echo", "printf", "print", "yes", "test", "[", "[[",
 var secretTokenWords = set("auth:token", "oauth-token", "access-token", "print-token", "show-token", "auth:token:print")
 
 // secretSources adds the secret effects of one command (argv without the program name).
-func (w *walker) secretSources(name string, args words) {
+func (w *walker) secretSources(c *Command, args words) {
+	name := c.Name
 	if name == "" {
 		return
 	}
@@ -132,6 +150,29 @@ func (w *walker) secretSources(name string, args words) {
 		w.s.addEffect(Effect{Kind: EffectSecret, Target: target, Program: name, Detail: detail})
 	}
 	if d := envListing(name, args.argv, ws); d != "" {
+		add(d)
+		return
+	}
+	if textPrinters[name] && !stdoutDiscarded(c) {
+		// echo "$GITHUB_TOKEN": the value of a secret-named variable printed, for the caller or
+		// the next command of a pipe to carry on.
+		for i, a := range args.argv {
+			if i >= 64 || len(a) > maxExpandedWord {
+				break
+			}
+			for _, m := range secretVarRE.FindAllStringSubmatchIndex(a, 4) {
+				if printsValue(a, m[0]) {
+					n := a[m[2]:m[3]]
+					w.s.addEffect(Effect{Kind: EffectSecret, Target: "env:" + n, Program: name, Detail: "env_var"})
+				}
+			}
+		}
+	}
+	if d := injectedEnvDump(name, args.argv, ws); d != "" {
+		add(d)
+		return
+	}
+	if d := codeReadsEnv(name, args.argv); d != "" {
 		add(d)
 		return
 	}
@@ -249,6 +290,9 @@ func secretIdiom(ws []string, opts map[string]bool) bool {
 		}
 		lw := strings.ToLower(w)
 		switch {
+		case lw == "get-credentials":
+			// gcloud container clusters / az aks get-credentials write a kubeconfig; they print
+			// nothing (the kubeconfig is judged where it is read).
 		case secretTokenWords[lw], secretIdiomWord.MatchString(lw):
 			return true
 		case lw == "token" && i > 0 && (ws[i-1] == "auth" || ws[i-1] == "create"):
@@ -344,6 +388,163 @@ func psValueOpt(a string) bool {
 	case "-o", "-O", "-p", "-q", "-u", "-U", "-C", "-G", "-g", "-s", "-t", "--sort", "--format", "--pid", "--ppid", "--user",
 		"--User", "--group", "--Group", "--sid", "--tty", "o", "O", "p", "q", "U", "t", "k", "--cols", "--rows", "--width":
 		return true
+	}
+	return false
+}
+
+// envCodePrograms: interpreters and filters whose inline program can read the environment.
+func envCodeProgram(name string) bool {
+	switch name {
+	case "node", "deno", "bun", "ruby", "perl", "php", "awk", "gawk", "mawk", "nawk", "jq", "gojq", "yq", "lua", "pwsh", "powershell",
+		"pwsh.exe", "powershell.exe", "osascript", "irb":
+		return true
+	}
+	return strings.HasPrefix(name, "python") || strings.HasPrefix(name, "pypy")
+}
+
+// envAccessors: how programs name the whole environment, longest first where one is a prefix of
+// another.
+var envAccessors = []string{"os.environ", "process.env", "Deno.env.toObject", "System.getenv()", "[Environment]::GetEnvironmentVariables",
+	"Get-ChildItem env:", "Get-ChildItem Env:", "gci env:", "dir env:", "ls env:", "%ENV", "$ENV", "ENVIRON", "ENV", "env", "getenv()"}
+
+// codeReadsEnv: inline code (python -c, node -e, ruby -e, perl -e, awk and jq programs, pwsh -c)
+// that prints the whole environment (os.environ, process.env, %ENV, for (k in ENVIRON), jq env)
+// or a variable whose name says it holds a credential (os.environ["AWS_SECRET_ACCESS_KEY"]).
+// Reading an ordinary variable (process.env.NODE_ENV, ENVIRON["HOME"]) is not a secret source.
+func codeReadsEnv(name string, argv []string) string {
+	if !envCodeProgram(name) {
+		return ""
+	}
+	for _, a := range argv {
+		if len(a) > maxExpandedWord {
+			continue
+		}
+		for _, acc := range envAccessors {
+			for i := 0; i < len(a) && i < 1<<16; {
+				j := strings.Index(a[i:], acc)
+				if j < 0 {
+					break
+				}
+				at := i + j
+				i = at + len(acc)
+				if at > 0 && isIdentByte(a[at-1]) && acc[0] != '%' && acc[0] != '$' && acc[0] != '[' {
+					continue // part of a longer name (MYENV)
+				}
+				if acc == "env" && (name != "jq" && name != "gojq" && name != "yq") {
+					continue // jq's env builtin only
+				}
+				if (acc == "ENV" || acc == "$ENV") && !(name == "ruby" || name == "irb" || name == "jq" || name == "gojq" || name == "yq" || name == "perl") {
+					continue
+				}
+				rest := a[i:]
+				if i < len(a) && isIdentByte(a[i]) {
+					continue // ENVIRONMENT, envelope
+				}
+				if strings.HasSuffix(acc, ":") || strings.HasSuffix(acc, "()") || acc == "[Environment]::GetEnvironmentVariables" || acc == "Deno.env.toObject" {
+					return "env"
+				}
+				if acc == "ENVIRON" && !strings.HasPrefix(strings.TrimSpace(rest), "[") {
+					return "env" // for (k in ENVIRON)
+				}
+				v, accessed := envAccessName(rest)
+				if !accessed {
+					return "env" // the whole environment
+				}
+				if v == "" || envDumpMethods[v] || secretVarRE.MatchString("$"+v) {
+					return "env" // a computed name, or a secret-named variable
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// envDumpMethods: methods of an environment object that return all of it (ENV.to_h,
+// os.environ.items()).
+var envDumpMethods = set("to_h", "to_a", "to_s", "to_hash", "each", "each_pair", "keys", "values", "inspect", "map", "select",
+	"sort", "entries", "items", "copy", "dump", "toObject", "toString", "forEach")
+
+// envAccessName reads the variable name an accessor is followed by: ["NAME"], .get("NAME"),
+// {NAME}, .NAME. It reports whether the text accesses one variable at all.
+func envAccessName(rest string) (string, bool) {
+	r := strings.TrimLeft(rest, " ")
+	switch {
+	case strings.HasPrefix(r, ".get("), strings.HasPrefix(r, ".fetch("):
+		r = r[strings.IndexByte(r, '(')+1:]
+	case strings.HasPrefix(r, "["), strings.HasPrefix(r, "{"):
+		r = r[1:]
+	case strings.HasPrefix(r, ".") && len(r) > 1 && isIdentByte(r[1]):
+		r = r[1:]
+	default:
+		return "", false
+	}
+	r = strings.TrimLeft(r, " '\"")
+	n := 0
+	for n < len(r) && isIdentByte(r[n]) {
+		n++
+	}
+	return r[:n], true
+}
+
+func isIdentByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// secretInjectors: sub-commands that run a command with secrets in its environment
+// (op run -- CMD). The child's own effects are judged where it is walked; a child that prints
+// the environment prints the injected secrets.
+var secretInjectors = map[string]string{"op": "run", "doppler": "run", "infisical": "run", "chamber": "exec", "aws-vault": "exec",
+	"sops": "exec-env", "teller": "run", "envchain": "", "vault-env": "", "berglas": "exec", "summon": "", "secrethub": "run"}
+
+var envDumpers = set("env", "printenv", "set", "export", "declare", "typeset", "compgen")
+
+func injectedEnvDump(name string, argv, ws []string) string {
+	sub, ok := secretInjectors[name]
+	if !ok || sub != "" && (len(ws) == 0 || ws[0] != sub) {
+		return ""
+	}
+	child := ""
+	for i, a := range argv {
+		if a == "--" && i+1 < len(argv) {
+			child = argv[i+1]
+			break
+		}
+	}
+	if child == "" && len(ws) > 1 && sub != "" {
+		child = ws[len(ws)-1] // sops exec-env FILE CMD
+	}
+	if f := strings.Fields(child); len(f) > 0 && (envDumpers[path.Base(f[0])] || strings.Contains(child, "environ")) {
+		return "env"
+	}
+	return ""
+}
+
+// textPrinters: commands that print their arguments.
+var textPrinters = set("echo", "printf", "print", "logger", "wall")
+
+// printsValue: the reference at i prints the variable's value: not ${#NAME} (its length) nor
+// ${NAME:+word} / ${NAME+word} (a word when it is set).
+func printsValue(a string, i int) bool {
+	rest := a[i:]
+	if !strings.HasPrefix(rest, "${") {
+		return true
+	}
+	if strings.HasPrefix(rest, "${#") || strings.HasPrefix(rest, "${!") {
+		return false
+	}
+	j := 2
+	for j < len(rest) && isIdentByte(rest[j]) {
+		j++
+	}
+	return !strings.HasPrefix(rest[j:], ":+") && !strings.HasPrefix(rest[j:], "+")
+}
+
+// stdoutDiscarded: the command's standard output goes to /dev/null.
+func stdoutDiscarded(c *Command) bool {
+	for _, r := range c.Redirects {
+		if r.Path == "/dev/null" && (r.Fd == "" || r.Fd == "1") && (r.Op == ">" || r.Op == ">>" || r.Op == "&>" || r.Op == ">|") {
+			return true
+		}
 	}
 	return false
 }

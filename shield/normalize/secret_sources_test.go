@@ -21,7 +21,8 @@ func TestSecretSources(t *testing.T) {
 		"op item get github --fields password", "op document get key", "op signin --raw", "bw get password github", "bw list items",
 		"bw unlock --raw", "lpass show github", "keepassxc-cli show db.kdbx github", "security find-generic-password -s gh -w",
 		"vault token lookup", "vault print token", "vault kv get -mount=secret prod", "doppler secrets download --no-file",
-		"infisical export", "chamber export prod", "sops -d secrets.enc.yaml", "sops decrypt s.yaml", "age -d -i k.txt x.age",
+		"infisical export", "chamber export prod", "rbw get github", "bws secret get 1234", "conjur variable get -i prod/db/password",
+		"akeyless get-secret-value -n /prod/db", "passage show email", "sops -d secrets.enc.yaml", "sops decrypt s.yaml", "age -d -i k.txt x.age",
 		"ansible-vault view vault.yml", "pulumi stack output --show-secrets", "terraform output -json", "terraform state pull",
 		// cloud, cluster, forge, registry
 		"aws ssm get-parameters-by-path --path /prod --with-decryption", "aws --profile prod secretsmanager get-secret-value --secret-id x",
@@ -34,6 +35,9 @@ func TestSecretSources(t *testing.T) {
 		"gh auth status -t", "glab auth status --show-token", "npm token create", "npm config get //registry.npmjs.org/:_authToken",
 		"yarn config get npmAuthToken", "docker-credential-desktop get", "git credential fill", "git credential-manager get",
 		"git-credential-libsecret get",
+		// secret-named variables printed
+		`echo "$GITHUB_TOKEN"`, `printf %s "$AWS_SECRET_ACCESS_KEY"`, `echo $DATABASE_URL`, `echo ${STRIPE_API_KEY}`,
+		`op run -- env`, `doppler run -- printenv`,
 	}
 	ordinary := []string{
 		"export PATH=$PATH:./bin", "export NODE_ENV=production", "export -f myfn", "declare -a arr=(1 2)", "declare -f", "local x=1",
@@ -43,6 +47,8 @@ func TestSecretSources(t *testing.T) {
 		"npm config get registry", "sops -e secrets.yaml", "age -e -r age1x x.txt", "terraform output", "terraform plan",
 		"echo auth token", "echo get-access-token", "grep -rn print-access-token docs", "git checkout -b fix/get-token-refresh",
 		"make build", "npm run test", "git credential-cache exit", "op --version", "bw --help",
+		`echo "$HOME"`, `echo ${#GITHUB_TOKEN}`, `echo ${GITHUB_TOKEN:+set}`, `echo "$GITHUB_TOKEN" > /dev/null`, `op run -- npm test`,
+		"gcloud container clusters get-credentials dev --zone z", "az aks get-credentials -g rg -n c",
 	}
 	for _, cmd := range secret {
 		t.Run("secret/"+cmd, func(t *testing.T) {

@@ -68,7 +68,7 @@ var sensitiveTable = []struct {
 		"**/.config/stripe/config.toml", "**/.sentryclirc", "**/.circleci/cli.yml", "**/.travis/config.yml", "**/.config/op/**",
 		"**/.cloudflared/*.json", "**/.dbt/profiles.yml", "**/.kaggle/kaggle.json", "**/.huggingface/token", "**/.cache/huggingface/token",
 		"**/.config/huggingface/token", "**/.codex/auth.json", "**/.claude/.credentials.json", "**/.config/github-copilot/{hosts,apps}.json",
-		"**/.gemini/oauth_creds.json", "**/.config/sops/age/keys.txt", "**/Library/Application Support/sops/age/keys.txt",
+		"**/.gemini/oauth_creds.json", "**/.config/sops", "**/.config/sops/**", "**/.config/rclone", "**/.config/rclone/**", "**/Library/Application Support/sops/age/keys.txt",
 		"**/.ansible/vault_pass*", "**/.vault_pass*", "**/.vault-password*", "**/.config/gitlab-runner/config.toml",
 		"/etc/gitlab-runner/config.toml", "/etc/gitlab/gitlab-secrets.json", "/etc/mysql/debian.cnf", "/etc/ipsec.secrets",
 		"/etc/ppp/{chap,pap}-secrets", "/etc/wpa_supplicant/*.conf", "/etc/NetworkManager/system-connections/**", "/etc/wireguard/**",

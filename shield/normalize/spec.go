@@ -50,8 +50,10 @@ import (
 //
 //	sh      a shell command line the program runs (flock -c, tar --to-command, zip -TT, git
 //	        --upload-pack, man -P): walked as shell, recursively
-//	shcmd   operand only, like cmd: the rest of argv is a command; one word is a shell command line
-//	        (tmux new-session 'a; b', entr -s, watchexec 'make test'), several are an argv
+//	shcmd   like cmd: the rest of argv is a command; one word is a shell command line (tmux
+//	        new-session 'a; b', entr -s, watchexec 'make test'), several are an argv. As an option
+//	        role (fd -x, xterm -e; also cmd) the words after the option, up to a ";" word, are the
+//	        command, and parsing goes on after the ";"
 //	prog    a program the program runs (scp -S, tar --rsh-command, aria2c --on-download-complete):
 //	        a path is an exec of that file, a name is run as a command; unknown → unresolved
 //	src     a script file or URL the program runs (k6 run URL): a URL is code fetched and run
@@ -66,6 +68,7 @@ import (
 //	wgetrc  a wget -e command: post_file/body_file/input read, output_document write, use_askpass prog
 //	cookie  curl -b: a value without '=' is a cookie file read
 //	item    an HTTPie request item: NAME@FILE (upload), NAME=@FILE, NAME:=@FILE read FILE
+//	pipeout an output file, or "|CMD": a shell command fed the output (psql -o)
 
 type cmdSpec struct {
 	name     string
@@ -176,7 +179,7 @@ func parseAlias(line string) (string, string, bool) {
 }
 
 var specRoles = set("read", "write", "delete", "move", "list", "code", "script", "cmd", "url", "host", "port", "pkg", "remote", "data", "agentkey", "_",
-	"sh", "shcmd", "prog", "src", "opaque", "vim", "sed", "tarcp", "sshopt", "gdb", "tcl", "wgetrc", "cookie", "item")
+	"sh", "shcmd", "prog", "src", "opaque", "vim", "sed", "tarcp", "sshopt", "gdb", "tcl", "wgetrc", "cookie", "item", "pipeout")
 
 func parseSpecLine(table map[string]*cmdSpec, line string) error {
 	if i := strings.Index(line, "#"); i >= 0 {
@@ -238,9 +241,9 @@ func parseSpecLine(table map[string]*cmdSpec, line string) error {
 						return fmt.Errorf("option %q: bad value count %q", names, cnt)
 					}
 					role, n = r, int(cnt[0]-'0')
-				}
-				if role == "shcmd" {
-					return fmt.Errorf("option %q: shcmd is an operand role", names)
+					if role == "cmd" || role == "shcmd" {
+						return fmt.Errorf("option %q: a command takes the rest of argv, not %d values", names, n)
+					}
 				}
 				if !specRoles[role] {
 					return fmt.Errorf("option %q: unknown role %q", names, role)
@@ -311,8 +314,12 @@ type parsedArgs struct {
 	operands []int    // indexes into the argv words
 	rest     int      // index of the first word of a "cmd" operand, or -1
 	shRest   int      // index of the first word of a "shcmd" operand, or -1
-	subName  string   // an unknown sub-command
-	base     int      // index in the argv words of the first word after the sub-command
+	// optRest: the words after an option whose role is cmd or shcmd (fd -x CMD…, xterm -e CMD…),
+	// up to a ";" word; optRole is that role.
+	optRest words
+	optRole string
+	subName string // an unknown sub-command
+	base    int    // index in the argv words of the first word after the sub-command
 }
 
 type optVal struct {
@@ -416,6 +423,10 @@ func parseArgs(sp *cmdSpec, name string, args words) parsedArgs {
 		}
 		if role, ok := sp.opts[opt]; ok {
 			pa.flags = append(pa.flags, opt)
+			if (role == "cmd" || role == "shcmd") && !hasEq {
+				i = pa.takeCommand(role, args, i+1)
+				continue
+			}
 			if !hasEq {
 				if i+1 >= len(args.argv) {
 					continue
@@ -439,6 +450,10 @@ func parseArgs(sp *cmdSpec, name string, args words) parsedArgs {
 			o := "-" + string(a[k])
 			if role, ok := sp.opts[o]; ok {
 				pa.flags = append(pa.flags, o)
+				if (role == "cmd" || role == "shcmd") && k == len(a)-1 {
+					i = pa.takeCommand(role, args, i+1)
+					break
+				}
 				v := a[k+1:]
 				if v == "" {
 					if i+1 >= len(args.argv) {
@@ -455,6 +470,20 @@ func parseArgs(sp *cmdSpec, name string, args words) parsedArgs {
 		}
 	}
 	return pa
+}
+
+// takeCommand records the words from start up to a ";" word as the command of a cmd/shcmd option
+// and returns the index of the ";" (or the last word): parsing goes on after it.
+func (pa *parsedArgs) takeCommand(role string, args words, start int) int {
+	j := start
+	for j < len(args.argv) && !(args.argv[j] == ";" && !args.dyn[j]) {
+		j++
+	}
+	if pa.optRole == "" {
+		pa.optRest = words{argv: args.argv[start:j], dyn: args.dyn[start:j]}
+		pa.optRole = role
+	}
+	return j
 }
 
 func (pa *parsedArgs) tag(t string) {

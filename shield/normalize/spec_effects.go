@@ -31,8 +31,19 @@ func (w *walker) specEffects(f frame, pa parsedArgs, name string, args words, pi
 	if pa.shRest >= 0 {
 		w.runRest(f, pa.name, args.sub(pa.shRest), pipe, idx, stdin)
 	}
+	if pa.optRole != "" {
+		w.optCommand(f, pa, name, args, pipe, idx, stdin)
+	}
 	if sp := w.s.n.opt.Commands.lookup(name); sp != nil && sp.verbs {
 		w.verbEffects(sp, name, args)
+	}
+	if name == "git" {
+		w.gitConfigCommands(f, pa)
+	}
+	for _, v := range pa.vals {
+		if v.role == "code" {
+			w.codeShellOuts(f, name, v.val, v.dyn)
+		}
 	}
 	switch pa.spec.handler {
 	case "busybox":
@@ -62,6 +73,19 @@ func (w *walker) specEffects(f frame, pa parsedArgs, name string, args words, pi
 		w.killAll(pa, name, args)
 	case "db":
 		w.dbEscapes(f, pa, name, args, stdin)
+	case "make":
+		// make VAR=VALUE: SHELL and .SHELLFLAGS choose what runs every recipe; a value holding shell
+		// syntax is command text substituted into recipes. Neither is read: unresolved.
+		ops := pa.words(args)
+		for k, a := range ops.argv {
+			name, val, ok := strings.Cut(a, "=")
+			if !ok || !isName(strings.TrimSuffix(strings.TrimSuffix(name, "+"), ":")) {
+				continue
+			}
+			if name == "SHELL" || name == ".SHELLFLAGS" || name == "MAKESHELL" || !ops.dyn[k] && strings.ContainsAny(val, ";|&`$()<>") {
+				w.opaque("make", "make "+name+"=", a)
+			}
+		}
 	case "jq":
 		w.jqFilter(pa, name, args)
 	}
@@ -71,6 +95,11 @@ func (w *walker) specEffects(f frame, pa parsedArgs, name string, args words, pi
 func (w *walker) specRole(f frame, prog, opt, role, val string, dyn bool) {
 	s := w.s
 	via := strings.TrimSpace(prog + " " + opt)
+	if opt != "" && opt != "+" && (role == "sh" || role == "prog" || role == "pipeout") {
+		// A command given as an option value is fed the program's data (psql -o '|cmd', man -P,
+		// git -c core.pager, tar --to-command): what the program read flows into what it connects to.
+		defer w.feed(prog, len(s.act.Effects))
+	}
 	switch role {
 	case "sh":
 		w.shellValue(f, prog, via, val, dyn)
@@ -135,6 +164,66 @@ func (w *walker) specRole(f frame, prog, opt, role, val string, dyn bool) {
 	case "item":
 		if p, ok := uploadItem(val); ok {
 			w.pathEffect(EffectRead, prog, p, dyn)
+		}
+	case "pipeout":
+		if c, ok := strings.CutPrefix(strings.TrimSpace(val), "|"); ok {
+			w.shellValue(f, prog, via, c, dyn)
+		} else {
+			w.pathEffect(EffectWrite, prog, val, dyn)
+		}
+	}
+}
+
+// codeShellOuts walks the literal shell command lines that inline code of an interpreter hands to a
+// shell, in the idioms the generic reading (effects_shell.go inlineCode) does not know: an argv
+// "sh", "-c", "CMD" in any language, AppleScript do shell script, Lua os.execute/io.popen, Groovy
+// "CMD".execute(), Erlang/Elixir os:cmd, Java Runtime.exec, Ruby %x{}, Perl qx{}, backticks of
+// Perl/Ruby/PHP/Julia.
+var (
+	shellArgvRE  = regexp.MustCompile(`["'](?:/bin/|/usr/bin/)?(?:ba|z|da|k)?sh["']\s*,\s*["']-c["']\s*,\s*(?:"((?:[^"\\]|\\.)*)"|'([^']*)')`)
+	shellIdiomRE = regexp.MustCompile(`(?:do shell script\s+|os\.execute\s*\(\s*|io\.popen\s*\(\s*|os:cmd\s*\(\s*|Runtime\.getRuntime\(\)\.exec\s*\(\s*|Process\.Start\s*\(\s*|shell_exec\s*\(\s*)(?:"((?:[^"\\]|\\.)*)"|'([^']*)')|(?:"((?:[^"\\]|\\.)*)"|'([^']*)')\.execute\(\)|%x[{(\[]([^})\]]*)[})\]]|\bqx\s*[{(/]([^})/]*)[})/]`)
+	backtickRE   = regexp.MustCompile("`([^`]+)`")
+)
+
+func (w *walker) codeShellOuts(f frame, prog, code string, dyn bool) {
+	if len(code) > maxExpandedWord || shells[prog] {
+		return
+	}
+	via := prog + " code"
+	walk := func(ms [][]string) {
+		for _, m := range ms {
+			for _, g := range m[1:] {
+				if g != "" {
+					w.shellValue(f, prog, via, strings.ReplaceAll(g, `\"`, `"`), dyn)
+					break
+				}
+			}
+		}
+	}
+	walk(shellArgvRE.FindAllStringSubmatch(code, 8))
+	walk(shellIdiomRE.FindAllStringSubmatch(code, 8))
+	switch prog {
+	case "perl", "ruby", "php", "julia":
+		walk(backtickRE.FindAllStringSubmatch(code, 8))
+	}
+}
+
+// feed links the source effects of prog (reads, secrets, connections: its data) to the connections
+// recorded since index before (by the command prog fed).
+func (w *walker) feed(prog string, before int) {
+	s := w.s
+	var srcs []int
+	for i := before - 1; i >= 0 && len(srcs) < 16; i-- {
+		if e := s.act.Effects[i]; e.Program == prog && isSource(e) {
+			srcs = append(srcs, i)
+		}
+	}
+	for j := before; j < len(s.act.Effects); j++ {
+		if s.act.Effects[j].Kind != EffectConnect {
+			continue
+		}
+		for _, i := range srcs {
+			s.addFlow(i, j, prog+" output")
 		}
 	}
 }
@@ -216,6 +305,65 @@ func (w *walker) runRest(f frame, via string, rest words, pipe bool, idx int, st
 	w.emit(child, rest, strings.Join(rest.argv, " "), nil, nil, pipe, idx, false, stdin)
 }
 
+// optCommand runs the command of a cmd/shcmd option (fd -x CMD, xterm -e CMD). For fd, "{}" in it
+// stands for what fd walks: its path operands (after the pattern), or ".".
+func (w *walker) optCommand(f frame, pa parsedArgs, name string, args words, pipe bool, idx int, stdin string) {
+	s := w.s
+	rest := pa.optRest
+	if len(rest.argv) == 0 {
+		return
+	}
+	x := s.fx()
+	prev := x.roots
+	defer func() { x.roots = prev }()
+	if pa.spec.handler == "fd" {
+		ops := pa.words(args)
+		roots := []string{"."}
+		if len(ops.argv) > 1 {
+			roots = ops.argv[1:]
+		}
+		x.roots = roots
+	}
+	if pa.optRole == "shcmd" {
+		w.runRest(f, pa.name, rest, pipe, idx, stdin)
+		return
+	}
+	if f.depth+1 > s.n.opt.MaxDepth {
+		s.act.Truncated = true
+		return
+	}
+	child := frame{depth: f.depth + 1, via: pa.name, sudo: f.sudo}
+	w.emit(child, rest, strings.Join(rest.argv, " "), nil, nil, pipe, idx, false, stdin)
+}
+
+// gitCommandKeys: configuration whose value git runs as a shell command line (or a program) while it
+// works. Given with -c for one command, the command runs in this call: walked.
+var gitCommandKeys = regexp.MustCompile(`^(?:core\.(?:sshcommand|pager|editor|askpass|fsmonitor|gitproxy)|sequence\.editor|gpg\.(?:[a-z0-9]+\.)?program|diff\.external|diff\.[^.]+\.(?:textconv|command)|merge\.[^.]+\.driver|filter\.[^.]+\.(?:clean|smudge|process)|uploadpack\.packobjectshook|remote\.[^.]+\.(?:uploadpack|receivepack)|pager\.[^.]+|interactive\.difffilter|web\.browser|browser\.[^.]+\.cmd|man\.[^.]+\.cmd|sendemail\.(?:sendmailcmd|tocmd|cccmd)|credential\.(?:[^=]+\.)?helper|alias\.[^.]+)$`)
+
+func (w *walker) gitConfigCommands(f frame, pa parsedArgs) {
+	for _, v := range pa.vals {
+		if v.opt != "-c" && v.opt != "--config" {
+			continue
+		}
+		key, val, _ := strings.Cut(v.val, "=")
+		lk := strings.ToLower(key)
+		if !gitCommandKeys.MatchString(lk) || val == "" {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(val, "!"):
+			w.shellValue(f, "git", "git -c "+key, val[1:], v.dyn)
+		case strings.HasPrefix(lk, "alias."):
+			// An alias without '!' is git arguments, walked when it is used.
+		case strings.HasPrefix(lk, "credential.") && !strings.ContainsAny(val, "/ "):
+			// credential.helper=store: git-credential-store, a helper of git's own.
+		case lk == "core.fsmonitor" && (val == "true" || val == "false"):
+		default:
+			w.shellValue(f, "git", "git -c "+key, val, v.dyn)
+		}
+	}
+}
+
 // ---------------------------------------------------------------------------------------------
 // Cloud and platform CLIs (%verbs)
 
@@ -227,7 +375,11 @@ var (
 	tokenVerbs = set("token", "tokens", "print-access-token", "print-identity-token", "get-access-token", "access-token", "api-key",
 		"api-keys", "apikey", "apikeys", "print-credentials", "show-credentials", "get-token", "print-token",
 		"show-token", "auth-token", "get-login-password", "get-password", "get-secret", "reveal", "login:ci", "secrets:get", "export-credentials",
-		"docker-config", "kubeconfig:get")
+		"docker-config", "kubeconfig:get", "config-helper", "get-role-credentials", "get-federation-token", "get-session-token",
+		"assume-role", "assume-role-with-web-identity", "get-authorization-token", "create-access-key", "generate-db-auth-token",
+		"print-secret", "access-secret")
+	// tokenFlags make an otherwise plain sub-command print a credential.
+	tokenFlags = set("--expose-token", "--show-token", "--show-secrets", "--reveal", "--show-sensitive", "--decrypt")
 )
 
 // verbWords are the leading operand words of a CLI call (its sub-command path), options and the
@@ -274,6 +426,15 @@ func verbClass(word string, verbs map[string]bool) bool {
 func (w *walker) verbEffects(sp *cmdSpec, name string, args words) {
 	s := w.s
 	ws := verbWords(sp, args)
+	for _, a := range args.argv {
+		if a == "--" {
+			break
+		}
+		if f, _, _ := strings.Cut(a, "="); tokenFlags[f] {
+			s.addEffect(Effect{Kind: EffectSecret, Target: name + " " + f, Program: name, Detail: "cloud_token"})
+			break
+		}
+	}
 	for k, v := range ws {
 		detail := name + " " + strings.Join(ws[:k+1], " ")
 		switch {

@@ -136,6 +136,7 @@ func (s *state) toolEffects(e *Entry, known bool) {
 	if a.Class == ClassCodeExec {
 		s.codePayloadEffects(a.Tool, a.Content) // tools_code.go
 	}
+	s.structuredEffects() // tools_data.go: SQL, secrets in URLs and bodies, settings, browser schemes
 	// A secret in what the call sends or writes is carried by it.
 	if a.Class != ClassFileRead && a.Class != ClassFileList && a.Class != ClassFileSearch {
 		for _, t := range []string{a.Body, a.Content} {

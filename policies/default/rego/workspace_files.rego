@@ -19,6 +19,12 @@ written_path contains p.clean if {
 	p.role in {"write", "dest"}
 }
 
+written_path contains e.target if {
+	some e in input.effects
+	e.kind == "write"
+	startswith(e.target, "/")
+}
+
 autorun_write contains p if {
 	some p in written_path
 	some re in data.shield.lists.autorun_files
@@ -84,6 +90,12 @@ line_sends_secret(l) if {
 	count(foreign_hosts(l)) > 0
 }
 
+# Published where others read it: a gist, an issue or pull-request comment, a release.
+line_sends_secret(l) if {
+	regex.match(text_secret_re, l)
+	regex.match(`(?i)\bgh\s+(gist\s+create|issue\s+(create|comment)|pr\s+(create|comment)|release\s+(create|upload)|api\b[^\n]*(-f|--field|--raw-field|--input))`, l)
+}
+
 line_sends_secret(l) if {
 	regex.match(text_secret_re, l)
 	regex.match(text_sink_re, l)
@@ -94,11 +106,36 @@ line_sends_secret(l) if {
 # ---------------------------------------------------------------------------------------------
 # Files that run code later
 
+# A secret in the data of a request (body, form, query, a dumped environment), or sent to a bare
+# address, plain HTTP or a drop site, is exfiltration. A secret used only to authenticate
+# (-u user:token, an Authorization header) to a host outside the egress may be the project's own
+# artifact server: a human decides.
 deny contains finding("workspace.autorun-secret-egress", sprintf("writes %s, which runs later and sends secrets to a host outside the allowed egress", [p])) if {
 	some p in autorun_write
 	some l in written_lines
 	line_sends_secret(l)
+	secret_as_data_or_insecure(l)
 }
+
+escalate contains finding("workspace.autorun-secret-send", sprintf("writes %s, which runs later and authenticates with a secret to a host outside the allowed egress", [p])) if {
+	some p in autorun_write
+	some l in written_lines
+	line_sends_secret(l)
+	not secret_as_data_or_insecure(l)
+}
+
+# The line with its authentication parts removed still names a secret.
+secret_as_data_or_insecure(l) if {
+	stripped := regex.replace(l, `(?i)(\s(-u|--user|--oauth2-bearer|--proxy-user)\s*=?\s*("[^"]*"|'[^']*'|\S+)|\s(-H|--header)\s*=?\s*("(authorization|private-token|x-api-key|x-auth-token|x-jfrog-art-api|api-key)[^"]*"|'(authorization|private-token|x-api-key|x-auth-token|x-jfrog-art-api|api-key)[^']*'))`, " ")
+	regex.match(text_secret_re, stripped)
+}
+
+secret_as_data_or_insecure(l) if {
+	some h in foreign_hosts(l)
+	insecure_host(h, l)
+}
+
+secret_as_data_or_insecure(l) if count(text_hosts(l)) == 0
 
 # A secret and a foreign destination in different lines of the same file (read into a file or
 # a variable, sent in the next step).
@@ -112,6 +149,13 @@ escalate contains finding("workspace.autorun-secret-send", sprintf("writes %s, w
 
 # Fetch-and-run in a file that runs later: from a bare address, plain HTTP or a drop site it is
 # blocked; from elsewhere (a vendor's install script) a human decides.
+# Hidden code: decoded and run (base64 -d | sh, eval of a decoded string).
+deny contains finding("workspace.autorun-decode-exec", sprintf("writes %s, which runs later and runs code it decodes", [p])) if {
+	some p in autorun_write
+	some l in written_lines
+	regex.match(`(?i)(base64\s+(-d|--decode|-D)|xxd\s+-r|openssl\s+(base64|enc)\s+-d)[^|\n]*\|\s*(sudo\s+)?((ba|z|da|k)?sh|python[0-9.]*|node|perl|ruby|iex)\b|\beval\s+"?\$\((echo|printf)[^)]*\|\s*base64\s+(-d|--decode)`, l)
+}
+
 deny contains finding("workspace.autorun-fetch-exec", sprintf("writes %s, which runs later and runs code it downloads from %s", [p, h])) if {
 	some p in autorun_write
 	some l in written_lines
@@ -175,7 +219,7 @@ editor_runs_code contains sprintf("an executable setting %s", [m[1]]) if {
 	foreign_executable(m[3])
 }
 
-foreign_executable(v) if regex.match(`(?i)(://|\$\(|\x60|;|&&|\|\||\|\s*(ba)?sh\b|\bcurl\b|\bwget\b)`, v)
+foreign_executable(v) if regex.match(`(?i)(://|\$\(|\x60|\|\s*(sudo\s+)?(ba|z|da)?sh\b|\bcurl\b|\bwget\b|\bnc\b|/tmp/|/dev/shm/|/dev/tcp/)`, v)
 
 foreign_executable(v) if {
 	startswith(v, "/")
@@ -194,17 +238,65 @@ deny contains finding("workspace.autorun-secret-egress", sprintf("writes %s, who
 	regex.match(text_sink_re, m[2])
 }
 
+# A file that runs later filled by a download or copied in from outside the workspace: its
+# content cannot be judged here.
+escalate contains finding("workspace.autorun-unseen-content", sprintf("fills %s, which runs later, with a download", [p])) if {
+	input.class == "exec"
+	some p in autorun_write
+	some e in input.effects
+	e.kind == "connect"
+	not loopback_host(effect_host(e.target))
+}
+
+escalate contains finding("workspace.autorun-unseen-content", sprintf("fills %s, which runs later, with %s from outside the workspace", [p, e.target])) if {
+	input.class == "exec"
+	some p in autorun_write
+	some e in input.effects
+	e.kind == "read"
+	startswith(e.target, "/")
+	not e.in_workspace
+	not regex.match(`^/(usr|lib|lib64|bin|sbin|etc|proc|dev|sys)(/|$)`, e.target)
+}
+
+# CI definitions that run text an outsider controls (an issue title, a pull request body or
+# branch name) as a script, or check out a fork's code in a privileged pull_request_target run.
+escalate contains finding("workspace.ci-untrusted-input", sprintf("writes %s, whose steps run text from %s", [p, m])) if {
+	some p in autorun_write
+	regex.match(`/\.(github|gitea|forgejo)/workflows/`, p)
+	some l in written_lines
+	some m in regex.find_n(`\$\{\{\s*github\.event\.(issue|pull_request|comment|review|review_comment|discussion|head_commit|commits|pages)[a-z0-9_.\[\]*]*\.(title|body|message|name|email|label|head_ref|ref|default_branch)\s*\}\}|\$\{\{\s*github\.head_ref\s*\}\}`, l, 1)
+	not regex.match(`^\s*(name|if|with|ref|uses)\s*:`, l)
+}
+
+escalate contains finding("workspace.ci-untrusted-input", sprintf("writes %s, which checks out a pull request's code in a pull_request_target run", [p])) if {
+	some p in autorun_write
+	regex.match(`/\.(github|gitea|forgejo)/workflows/`, p)
+	some t in written_text
+	contains(t, "pull_request_target")
+	regex.match(`github\.event\.pull_request\.head\.(sha|ref)|refs/pull/`, t)
+}
+
 # ---------------------------------------------------------------------------------------------
 # Package-manager configuration: where packages come from and whether they are verified
 
-deny contains finding("workspace.package-source", sprintf("writes %s, which takes packages from %s, outside the allowed registries", [p, h])) if {
+escalate contains finding("workspace.package-source", sprintf("writes %s, which takes packages from %s, outside the allowed registries", [p, h])) if {
 	some p in package_config_write
 	some l in written_lines
-	regex.match(`(?i)(registry|index[-_]?url|index|extra-index-url|find-links|mirror|source|channels?|channel_alias|url|resolved|repositories|proxy|--index-url|--extra-index-url|-i\s|-f\s|GOPROXY|npmRegistryServer)`, l)
+	regex.match(`(?i)(registry|index[-_]?url|index|extra-index-url|find-links|mirror|source|channels?|channel_alias|url|resolved|tarball|repositories|proxy|--index-url|--extra-index-url|-i\s|-f\s|GOPROXY|npmRegistryServer|@\s*(git\+)?https?://|^\s*["']?(git\+)?https?://|^\s*-e\s)`, l)
 	some h in foreign_hosts(l)
 }
 
-deny contains finding("workspace.package-verification-off", sprintf("writes %s, which turns package verification off", [p])) if {
+# package.json dependencies fetched from a URL or a repository (not the registry's semver ranges).
+escalate contains finding("workspace.package-source", sprintf("writes %s, which takes a dependency from %s, outside the allowed registries", [p, h])) if {
+	some p in written_path
+	endswith(p, "/package.json")
+	some l in written_lines
+	some m in regex.find_all_string_submatch_n(`"([@a-zA-Z0-9/._-]+)"\s*:\s*"((git\+)?(https?|ssh|git)://[^"]+)"`, l, 16)
+	not m[1] in {"homepage", "url", "bugs", "repository", "funding", "$schema", "author", "email", "registry"}
+	some h in foreign_hosts(m[2])
+}
+
+escalate contains finding("workspace.package-verification-off", sprintf("writes %s, which turns package verification off", [p])) if {
 	some p in package_config_write
 	some l in written_lines
 	regex.match(`(?i)(strict-ssl\s*[=:]\s*false|enableStrictSsl\s*:\s*false|trusted-host|--trusted-host|ssl_verify\s*[=:]\s*(false|0|no)|sslverify\s*=\s*false|GOSUMDB\s*=\s*off|GOFLAGS\s*=.*-insecure|GOINSECURE\s*=|GONOSUMDB\s*=\s*\*|disable-tls"?\s*:\s*true|secure-http"?\s*:\s*false|check-revoke\s*=\s*false|unsafeHttpWhitelist|protocol\.file\.allow\s*=\s*always)`, l)
@@ -230,6 +322,16 @@ deny contains finding("agent.instructions-publish-secrets", "tells an agent to p
 
 instruction_publishes_secret(l) if {
 	regex.match(`(~/\.|\$home/\.|/home/[^/\s]+/\.)(ssh|aws|kube|docker|gnupg|netrc|npmrc|pypirc|git-credentials|config/gh|config/gcloud|azure|vault-token)|\bid_(rsa|ed25519|ecdsa)\b|\.env\b|credentials|api[ _-]?keys?\b|access[ _-]keys?\b|private[ _-]keys?\b|secret[ _-]?keys?\b|\bsecrets\b|\btokens?\b|passwords?|\$[a-z0-9_]*(secret|token|password|api_?key)`, l)
-	regex.match(`\b(export|paste|post|publish|send|upload|share|e-?mail|print|echo|dump|include|add|attach|put|commit|push|write|copy|curl|wget)\b[^\n]*\b(pr|pull request|issue|comment|description|commit message|gist|pastebin|webhook|slack|discord|channel|chat|readme|changelog|log|logs|output|public|url|https?://|internet|endpoint|server)\b`, l)
-	not regex.match(`\b(never|don't|do not|must not|mustn't|should not|shouldn't|avoid|without|no\s|not\s)\b`, l)
+	regex.match(`\b(export|paste|post|publish|send|upload|share|e-?mail|print|echo|dump|include|add|attach|put|commit|push|write|copy|curl|wget|cat|output|show|reveal|leak|expose|append)\b[^\n]*\b(pr|pull request|issue|comment|description|commit message|gist|pastebin|webhook|slack|discord|channel|chat|readme|changelog|log|logs|output|public|url|https?://|internet|endpoint|server|answer|response|reply|summary|message|report|notes|repo|repository|branch|docs|body|title)\b`, l)
+	not negated_publish(l)
 }
+
+# "Never commit secrets", "do not paste tokens into issues" (but not "do not forget to paste").
+negated_publish(l) if {
+	regex.match(`\b(never|don't|do not|dont|must not|mustn't|should not|shouldn't|avoid|no need to|without)\s+(\w+\s+){0,3}?(export|paste|post|publish|send|upload|share|e-?mail|print|echo|dump|include|add|attach|put|commit|push|write|copy|curl|wget|cat|output|show|reveal|leak|expose|append|log|store|keep|check|hardcode|hard-code)\b`, l)
+	not regex.match(`\b(never|don't|do not|dont|must not|should not)\s+(forget|fail|hesitate|skip|omit|neglect)\b`, l)
+}
+
+negated_publish(l) if regex.match(`\b(keep|kept)\b[^\n]*\b(out of|away from)\b`, l)
+
+negated_publish(l) if regex.match(`\b(never|not)\s+(be\s+)?(committed|published|shared|posted|logged|printed|exposed|pushed)\b`, l)

@@ -78,7 +78,7 @@ test_vscode_folder_open_task_escalated if {
 
 test_npmrc_foreign_registry_denied if {
 	inp := write("/w/.npmrc", "registry=https://npm.evil.example/\n")
-	"workspace.package-source" in rules(shield.deny) with input as inp
+	"workspace.package-source" in rules(shield.escalate) with input as inp
 }
 
 test_npmrc_default_registry_token_allowed if {
@@ -88,12 +88,12 @@ test_npmrc_default_registry_token_allowed if {
 
 test_requirements_trusted_host_denied if {
 	inp := write("/w/requirements.txt", "--trusted-host pypi.evil.example\nrequests\n")
-	"workspace.package-verification-off" in rules(shield.deny) with input as inp
+	"workspace.package-verification-off" in rules(shield.escalate) with input as inp
 }
 
 test_pyproject_homepage_allowed if {
 	inp := write("/w/pyproject.toml", "[project.urls]\nHomepage = \"https://acme.dev\"\n")
-	not "workspace.package-source" in rules(shield.deny) with input as inp
+	not "workspace.package-source" in rules(shield.escalate) with input as inp
 }
 
 # ---- agent instruction files
@@ -136,4 +136,20 @@ test_verification_off_escalated if {
 test_verification_off_with_foreign_source_denied if {
 	inp := exec_with([install("GOSUMDB=off", "verification_off"), install("https://goproxy.evil.example", "package_source")])
 	"effects.unverified-foreign-source" in rules(shield.deny) with input as inp
+}
+
+test_workflow_artifact_upload_with_auth_escalated if {
+	inp := write("/w/.github/workflows/pub.yml", "steps:\n  - run: curl -sf -u \"${{ secrets.ART_USER }}:${{ secrets.ART_TOKEN }}\" -T dist/a.tgz https://acme.jfrog.io/artifactory/x/\n")
+	not "workspace.autorun-secret-egress" in rules(shield.deny) with input as inp
+	"workspace.autorun-secret-send" in rules(shield.escalate) with input as inp
+}
+
+test_package_json_url_dependency_escalated if {
+	inp := write("/w/package.json", "{\"dependencies\": {\"left-pad\": \"https://cdn.evil.example/lp.tgz\"}}")
+	"workspace.package-source" in rules(shield.escalate) with input as inp
+}
+
+test_package_json_repository_url_allowed if {
+	inp := write("/w/package.json", "{\"repository\": {\"url\": \"https://gitlab.acme.internal/x.git\"}, \"homepage\": \"https://acme.dev\"}")
+	not "workspace.package-source" in rules(shield.escalate) with input as inp
 }

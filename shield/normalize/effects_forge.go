@@ -1,0 +1,96 @@
+package normalize
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Forge CLI semantics the spec table cannot say (commands/forge.spec, handler "forge"): which
+// API method and path a `gh api`/`glab api`/`hub api` call uses, whether a new repository is
+// pushed or public, whether a repository is made public, an admin merge, a deploy key.
+
+// forgePrivilegePathRE: API paths whose writes change who may do what on the forge.
+var forgePrivilegePathRE = regexp.MustCompile(`(?i)(^|/)(collaborators|members|invitations|teams|protection|rulesets|keys|deploy_keys|hooks|secrets|variables|actions/permissions|permissions|environments|access_tokens|personal_access_tokens|tokens|admins|settings|security-and-analysis|vulnerability-alerts|memberships|outside_collaborators|pages)(/|$|\?)`)
+
+// forgeSecretPathRE: API paths whose reads return secret values.
+var forgeSecretPathRE = regexp.MustCompile(`(?i)(^|/)(variables|secrets/public-key|access_tokens|tokens|deploy_tokens)(/|$|\?)`)
+
+// forge applies the forge handler; it reports whether it was one.
+func (w *walker) forge(pa parsedArgs, name string, args, ops words) bool {
+	w.uploadsAndMutations(pa, name, args, ops) // effects_upload.go
+	if pa.spec.handler != "forge" {
+		return false
+	}
+	s := w.s
+	add := func(kind, target, detail string) {
+		s.addEffect(Effect{Kind: kind, Target: target, Program: name, Detail: detail})
+	}
+	visibility, _, _ := pa.val("--visibility", "-v")
+	public := pa.has("--public") || pa.has("-p") && name == "hub" || strings.EqualFold(visibility, "public")
+	switch pa.name {
+	case "gh api", "glab api", "hub api":
+		method, dyn, ok := pa.val("-X", "--method")
+		method = strings.ToUpper(method)
+		if !ok {
+			method = "GET"
+			for _, v := range pa.vals {
+				if v.opt == "-f" || v.opt == "-F" || v.opt == "--field" || v.opt == "--raw-field" || v.opt == "--input" {
+					method = "POST" // gh sends fields as a POST unless told otherwise
+				}
+			}
+		}
+		path := ""
+		if len(ops.argv) > 0 {
+			path = ops.argv[0]
+			if ops.dyn[0] {
+				dyn = true
+			}
+		}
+		target := "forge:" + strings.TrimPrefix(path, "/")
+		switch {
+		case dyn:
+			s.addUnresolved("forge API method or path (" + pa.name + ")")
+			s.addEffect(Effect{Kind: EffectPrivilege, Target: target, Program: name, Detail: "forge api " + method, Unresolved: true})
+		case method == "DELETE":
+			add(EffectDelete, target, "forge api DELETE")
+			if forgePrivilegePathRE.MatchString(path) {
+				add(EffectPrivilege, target, "forge api DELETE")
+			}
+		case method == "GET" || method == "HEAD":
+			if forgeSecretPathRE.MatchString(path) {
+				add(EffectSecret, target, "forge_variable")
+			}
+		default:
+			if forgePrivilegePathRE.MatchString(path) {
+				add(EffectPrivilege, target, "forge api "+method)
+			}
+		}
+	case "gh pr merge":
+		if pa.has("--admin") {
+			add(EffectPrivilege, "forge:pull request", "merge bypassing review (--admin)")
+		}
+	case "gh repo create", "glab repo create", "tea repos create", "hub create":
+		// A new repository filled from the workspace is a push to a remote that is not one of
+		// the repository's own; public, it publishes the workspace.
+		if pa.has("--push") || pa.has("-s") || pa.has("--source") || name == "hub" {
+			d := "new repository"
+			if public {
+				d = "new public repository"
+			}
+			add(EffectPush, "forge:new repository", d)
+		} else if public {
+			add(EffectPush, "forge:new public repository", "new public repository")
+		}
+	case "gh repo edit", "glab repo edit":
+		if strings.EqualFold(visibility, "public") || strings.EqualFold(visibility, "internal") {
+			add(EffectPush, "forge:repository visibility", "repository made "+strings.ToLower(visibility))
+		}
+	case "gh repo deploy-key add":
+		if !pa.has("-w") && !pa.has("--allow-write") {
+			add(EffectPersistence, "forge:deploy-key", "read-only deploy key")
+		} else {
+			add(EffectPersistence, "forge:deploy-key", "deploy key with write access")
+		}
+	}
+	return true
+}

@@ -1,0 +1,33 @@
+package normalize
+
+// sqlEffects are the effects of SQL text run against target ("database:…"): a delete of data
+// (database-destroy), a privilege change (an account, a role attribute, a protection lowered)
+// or code and files reached on the database server (COPY … PROGRAM, pg_read_file, INTO
+// OUTFILE, xp_cmdshell). Detail starts with "database " for every kind.
+func sqlEffects(code, target string, inWS bool) []Effect {
+	var out []Effect
+	for _, f := range sqlFindings(code) {
+		e := Effect{Kind: f.kind, Target: target, Detail: "database " + f.what, InWorkspace: inWS}
+		if f.kind == EffectExec {
+			e.Remote = target // runs on the database server, not here
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// databaseToolEffects judges the SQL a database tool is given: every string argument is read as
+// SQL (the catalog's body keys and any other), against the database the tool names.
+func (s *state) databaseToolEffects() {
+	a := s.act
+	target := "database:" + a.Tool
+	texts := append([]string{a.Body}, a.Strings...)
+	for _, t := range texts {
+		if t == "" {
+			continue
+		}
+		for _, e := range sqlEffects(t, target, false) {
+			s.addToolEffect(e)
+		}
+	}
+}

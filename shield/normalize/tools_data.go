@@ -1,0 +1,168 @@
+package normalize
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"net/url"
+	"regexp"
+	"strings"
+)
+
+// Data that structured tools carry, judged like the shell engine judges a command's operands:
+// SQL a database tool runs (sqlscan.go), credentials in a request's URL, body or a tracker post,
+// also when hex- or base64-encoded, and local files a browser is pointed at.
+
+// tokenFormatRE: credentials of known formats by their issuer's prefix (gitleaks-style), also
+// found in text. Prefixes and lengths follow each issuer's documented token format.
+var tokenFormatRE = regexp.MustCompile(`\b(?:` +
+	`(?:sk|rk|pk)_live_[A-Za-z0-9]{16,}|sk_test_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9]{20,}` + // Stripe
+	`|npm_[A-Za-z0-9]{30,}` + // npm
+	`|glpat-[A-Za-z0-9_-]{16,}|gl(?:dt|rt|cbt|ptt|ft|imt|agent|soat)-[A-Za-z0-9_-]{16,}` + // GitLab
+	`|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,}` + // GitHub
+	`|xox[abprse]-[A-Za-z0-9-]{10,}|xapp-[0-9]-[A-Za-z0-9-]{10,}` + // Slack
+	`|(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}` + // AWS access key id
+	`|AIza[0-9A-Za-z_-]{35}|ya29\.[0-9A-Za-z_-]{20,}` + // Google
+	`|hf_[A-Za-z0-9]{30,}|pypi-[A-Za-z0-9_-]{50,}|dop_v1_[a-f0-9]{64}|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}` +
+	`|SG\.[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}|sq0(?:atp|csp)-[A-Za-z0-9_-]{20,}|lin_api_[A-Za-z0-9]{30,}` +
+	`|sk-ant-[A-Za-z0-9_-]{20,}|sk-proj-[A-Za-z0-9_-]{20,}|tfp?_[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_-]{40,}` +
+	`|hvs\.[A-Za-z0-9_-]{20,}|dckr_pat_[A-Za-z0-9_-]{20,}|figd_[A-Za-z0-9_-]{20,}|rubygems_[a-f0-9]{48}` +
+	`)`)
+
+// tokenPrefixRE: the same issuers' prefixes without the length, for text that was decoded from
+// hex or base64 (a truncated or split token is still a token when someone took care to encode it).
+var tokenPrefixRE = regexp.MustCompile(`\b(?:(?:sk|rk)_live_|npm_|glpat-|gh[pousr]_|github_pat_|xox[abprse]-|AKIA|ASIA|AIza|ya29\.|hf_|pypi-|dop_v1_|shpat_|sk-ant-|sk-proj-|hvs\.|dckr_pat_)[A-Za-z0-9]`)
+
+// credentialTextRE: a credential written as an assignment in configuration or environment form
+// (aws_secret_access_key = …, client-key-data: …, DB_PASSWORD=…), or a URL with a password.
+var credentialTextRE = regexp.MustCompile(`(?i)(?:secret|passw(?:or)?d|pwd|token|api[_-]?key|private[_-]?key|client-key-data|access[_-]?key|credential)[a-z_-]*["']?\s*[:=]\s*\S{4,}|-----BEGIN [A-Z ]*PRIVATE KEY|[a-z][a-z0-9+.-]{1,15}://[^\s:/@'"]+:[^\s:/@'"]{3,}@`)
+
+// credentialParams: query parameters that carry a credential by name.
+var credentialParams = set("password", "passwd", "pass", "pwd", "secret", "client_secret", "token", "access_token",
+	"refresh_token", "id_token", "auth", "auth_token", "api_key", "apikey", "api-key", "key", "private_key",
+	"session", "sessionid", "credential", "credentials", "sig", "signature", "x-amz-credential", "passphrase")
+
+var hexRunRE = regexp.MustCompile(`^[0-9a-fA-F]{16,}$`)
+var b64RunRE = regexp.MustCompile(`^[A-Za-z0-9+/_-]{16,}={0,2}$`)
+
+// maxDataScan bounds the text decoded per value.
+const maxDataScan = 16 << 10
+
+// decodedText returns s decoded from hex or base64 when it is one and the result is mostly text.
+func decodedText(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > maxDataScan {
+		s = s[:maxDataScan]
+	}
+	var b []byte
+	switch {
+	case hexRunRE.MatchString(s) && len(s)%2 == 0:
+		b, _ = hex.DecodeString(s)
+	case b64RunRE.MatchString(s):
+		t := strings.TrimRight(s, "=")
+		for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+			if d, err := enc.DecodeString(t); err == nil {
+				b = d
+				break
+			}
+		}
+	}
+	if len(b) < 6 {
+		return ""
+	}
+	printable := 0
+	for _, c := range b {
+		if c == '\n' || c == '\r' || c == '\t' || (c >= 0x20 && c < 0x7f) {
+			printable++
+		}
+	}
+	if printable*10 < len(b)*9 {
+		return ""
+	}
+	return string(b)
+}
+
+// carriesCredential reports whether text holds a credential of a known format, or encodes (hex,
+// base64, one level, also inside a KEY=VALUE or JSON string) one written as an assignment.
+func carriesCredential(text string) bool {
+	if len(text) > maxDataScan {
+		text = text[:maxDataScan]
+	}
+	if tokenFormatRE.MatchString(text) || secretTextRE.MatchString(text) {
+		return true
+	}
+	for _, f := range strings.FieldsFunc(text, func(r rune) bool {
+		return r == ' ' || r == '\n' || r == '\t' || r == '"' || r == '\'' || r == '=' || r == '&' || r == ',' || r == ':' || r == '?'
+	}) {
+		if len(f) < 16 {
+			continue
+		}
+		if d := decodedText(f); d != "" && (tokenPrefixRE.MatchString(d) || credentialTextRE.MatchString(d) || secretTextRE.MatchString(d)) {
+			return true
+		}
+	}
+	return false
+}
+
+// structuredEffects adds the effects of the data a structured (non-exec) call carries.
+func (s *state) structuredEffects() {
+	a := s.act
+	if a.Class == ClassExec {
+		return
+	}
+	if a.Class == ClassDatabase {
+		s.databaseToolEffects()
+	}
+	// Credentials in what leaves: a request's URLs (query values, decoded), its body, a message.
+	for _, u := range a.URLs {
+		if u.Role == URLText {
+			continue
+		}
+		s.urlCredentialEffects(u)
+	}
+	switch a.Class {
+	case ClassFileRead, ClassFileList, ClassFileSearch, ClassMemoryRead, "agent_state":
+		return
+	}
+	// The body and content only: a token in a request header goes to the service it authenticates.
+	for _, t := range []string{a.Body, a.Content, a.Prompt} {
+		if t != "" && carriesCredential(t) {
+			s.addToolEffect(Effect{Kind: EffectSecret, Target: a.Tool, Detail: DetailContent})
+			return
+		}
+	}
+}
+
+// urlCredentialEffects: a credential in a request URL's query. A known token format or an encoded
+// credential is carried content (judged wherever it goes); a parameter named for a credential is
+// a secret in the request (judged when the host is beyond the allowed egress).
+func (s *state) urlCredentialEffects(u URL) {
+	if u.Query == "" {
+		return
+	}
+	q, err := url.ParseQuery(u.Query)
+	if err != nil {
+		q = url.Values{"": {u.Query}}
+	}
+	named := false
+	for k, vs := range q {
+		lk := strings.ToLower(k)
+		for _, v := range vs {
+			if carriesCredential(v) {
+				s.addToolEffect(Effect{Kind: EffectSecret, Target: u.Host, Detail: DetailContent})
+				return
+			}
+			if len(v) >= 6 && (credentialParams[lk] || (lk == "p" && (q.Has("u") || q.Has("user")))) && !placeholderValue(v) {
+				named = true
+			}
+		}
+	}
+	if named {
+		s.addToolEffect(Effect{Kind: EffectSecret, Target: "url query of " + u.Host, Detail: "request"})
+	}
+}
+
+// placeholderValue: a value that is plainly no credential (a template, a mask, a word repeated).
+func placeholderValue(v string) bool {
+	lv := strings.ToLower(v)
+	return strings.ContainsAny(v, "{}<>$*") || strings.Trim(lv, "x") == "" || lv == "redacted" || lv == "changeme" || lv == "password"
+}
