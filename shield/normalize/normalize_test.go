@@ -229,6 +229,9 @@ func BenchmarkNormalize(b *testing.B) {
 		{"read_file", "Read", `{"file_path":"/home/user/project/src/main.go"}`},
 		{"http_request", "http_request", `{"url":"http://169.254.169.254/latest/meta-data/","method":"GET"}`},
 		{"unknown_tool", "do_thing", `{"path":"~/.ssh/id_rsa","url":"https://example.com/a","note":"hello"}`},
+		{"task_prose", "Task", `{"description":"fix","prompt":"Run the unit tests, then run go vet ./... and fix what fails. Add https://github.com/acme/api.git as the upstream remote, rebase on it and push your branch to origin. Do not disable the pre-commit hooks."}`},
+		{"page_code", "playwright_evaluate", `{"script":"fetch('/api/me', {headers: {Authorization: localStorage.getItem('t')}}).then(r => r.json())"}`},
+		{"git_state", "Bash", `{"command":"git remote add upstream https://github.com/acme/api.git && git fetch upstream && git rebase upstream/main && git push origin HEAD"}`},
 	}
 	for _, c := range calls {
 		args, err := DecodeArguments([]byte(c.args), Limits{})
