@@ -96,3 +96,37 @@ func TestSpecCodeOptionsHaveRoles(t *testing.T) {
 		t.Errorf("options named as commands without a code role:\n  %s", strings.Join(bad, "\n  "))
 	}
 }
+
+// TestEveryLauncherRunsItsCommand: each launcher the default specs know runs "rm -rf /srv/data"
+// given in its simplest form, and the delete is seen (a launcher whose operands were ignored made
+// its command invisible: REDTEAM2 cause 1).
+func TestEveryLauncherRunsItsCommand(t *testing.T) {
+	t.Parallel()
+	n := effNormalizer(t)
+	forms := []string{
+		"nohup %s", "setsid %s", "chronic %s", "unbuffer %s", "firejail --quiet %s", "nocache %s", "eatmydata %s", "fakeroot %s",
+		"fakechroot %s", "torify %s", "tsocks %s", "socksify %s", "catatonit %s", "dumb-init %s", "tini -- %s", "winpty %s",
+		"xvfb-run -a %s", "dbus-run-session -- %s", "dbus-launch %s", "nq %s", "toybox %s", "caffeinate %s", "catchsegv %s",
+		"strace -f %s", "ltrace %s", "valgrind %s", "proxychains4 %s", "torsocks %s", "rlwrap %s", "graftcp %s", "stdbuf -oL %s",
+		"nice -n 5 %s", "ionice -c 3 %s", "time %s", "exec %s", "command %s", "sudo %s", "doas %s", "pkexec %s", "run0 %s",
+		"env A=1 %s", "ssh-agent %s", "kitty %s", "foot %s", "watchexec -- %s", "sem %s", "retry -t 3 -- %s", "setpriv --reuid=1 %s",
+		"numactl -N 0 %s", "cpulimit -l 50 -- %s", "trickle -d 10 %s", "prlimit --nofile=10 %s", "cgexec -g cpu:x %s",
+		"mpirun -np 2 %s", "srun -n 1 %s", "systemd-run --user %s", "unshare -r %s", "nsenter -t 1 -m %s", "bwrap --dev /dev %s",
+		"proot -0 %s", "timeout 5 %s", "chrt 5 %s", "faketime now %s", "chroot / %s", "flock /tmp/l %s", "gosu u %s", "su-exec u %s",
+		"setuidgid u %s", "envuidgid u %s", "envdir /tmp/e %s", "envchain ns %s", "sg wheel %s", "entr %s", "tsp %s", "reflex -- %s",
+		"perf stat -- %s", "git bisect run %s", "direnv exec . %s", "aws-vault exec p -- %s", "doppler run -- %s", "infisical run -- %s",
+		"chamber exec s -- %s", "berglas exec -- %s", "teller run -- %s", "summon %s", "op run -- %s", "toolbox run %s",
+		"distrobox enter box -- %s", "zellij run -- %s", "wezterm start -- %s", "ip netns exec blue %s", "xterm -e %s",
+		"gnome-terminal -- %s", "alacritty -e %s", "konsole -e %s", "wsl -e %s", "dtach -n /tmp/s %s", "abduco -n s %s",
+		"sshpass -p x %s", "railway run %s", "tmux new -d %s", "screen -dm %s", "fd . -x %s", "pueue add -- %s", "sops exec-env s %s",
+		"xargs %s", "watch %s", "sbatch --wrap=%q", "tmux run-shell %q", "hyperfine %q", "script -c %q /dev/null", "flock /tmp/l -c %q",
+		"sg wheel -c %q", "nodemon --exec %q", "man -P %q ls", "split --filter=%q f", "git submodule foreach %q",
+	}
+	for _, form := range forms {
+		cmd := strings.ReplaceAll(strings.ReplaceAll(form, "%q", "'rm -rf /srv/data'"), "%s", "rm -rf /srv/data")
+		a := n.Normalize("Bash", map[string]any{"command": cmd}, "")
+		if findEffect(a.Effects, fx{kind: "delete", target: "/srv/data"}) < 0 {
+			t.Errorf("%s: the command it runs is not seen (effects %v, unknown %v)", cmd, a.Effects, a.UnknownPrograms)
+		}
+	}
+}
