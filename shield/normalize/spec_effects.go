@@ -82,7 +82,8 @@ func (w *walker) specEffects(f frame, pa parsedArgs, name string, args words, pi
 			if !ok || !isName(strings.TrimSuffix(strings.TrimSuffix(name, "+"), ":")) {
 				continue
 			}
-			if name == "SHELL" || name == ".SHELLFLAGS" || name == "MAKESHELL" || !ops.dyn[k] && strings.ContainsAny(val, ";|&`$()<>") {
+			if name == "SHELL" || name == ".SHELLFLAGS" || name == "MAKESHELL" ||
+				!ops.dyn[k] && (strings.ContainsAny(val, ";|&`<>") || strings.Contains(val, "$(shell") || strings.Contains(val, "$(eval") || strings.Contains(val, "${shell")) {
 				w.opaque("make", "make "+name+"=", a)
 			}
 		}
@@ -669,8 +670,13 @@ func (w *walker) sedScript(f frame, prog, script string, dyn bool) {
 		c := script[i]
 		i++
 		switch c {
-		case '#', ':':
+		case '#':
 			toEOL()
+		case ':':
+			// A label: GNU sed ends it at ';' as well as at a newline (":a;N;ba").
+			for i < n && script[i] != ';' && script[i] != '\n' {
+				i++
+			}
 		case 'a', 'i', 'c':
 			toEOL()
 		case 'b', 't', 'T':
@@ -1208,7 +1214,7 @@ func (w *walker) dbEscapes(f frame, pa parsedArgs, name string, args words, stdi
 
 // jq and yq filters: $ENV and env print the environment; yq load()/load_str() read files.
 var (
-	jqEnvRE  = regexp.MustCompile(`\$ENV\b|(?:^|[^A-Za-z0-9_.$])env\b|\b(?:str)?env\s*\(`)
+	jqEnvRE  = regexp.MustCompile(`(?:\$ENV|(?:^|[^A-Za-z0-9_.$"])env)\b(?:\.([A-Za-z_][A-Za-z0-9_]*)|\[\s*"([^"]+)"\s*\])?|\b(?:str)?env\s*\(\s*"?([A-Za-z_][A-Za-z0-9_]*)?`)
 	yqLoadRE = regexp.MustCompile(`\bload(?:_str|_xml|_props|_base64)?\s*\(\s*"([^"]+)"`)
 )
 
@@ -1224,8 +1230,13 @@ func (w *walker) jqFilter(pa parsedArgs, name string, args words) {
 		return
 	}
 	filter := ops.argv[0]
-	if jqEnvRE.MatchString(filter) {
-		w.s.addEffect(Effect{Kind: EffectSecret, Target: name + " env", Program: name, Detail: "env"})
+	// The whole environment ($ENV, env) or a variable whose name says it holds a credential.
+	for _, m := range jqEnvRE.FindAllStringSubmatch(filter, 8) {
+		v := m[1] + m[2] + m[3]
+		if v == "" || secretVarRE.MatchString("$"+v) {
+			w.s.addEffect(Effect{Kind: EffectSecret, Target: name + " env", Program: name, Detail: "env"})
+			break
+		}
 	}
 	for _, m := range yqLoadRE.FindAllStringSubmatch(filter, 8) {
 		w.pathEffect(EffectRead, name, m[1], ops.dyn[0])
