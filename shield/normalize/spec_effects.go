@@ -415,6 +415,36 @@ func (w *walker) echoedText(f frame, idx int) (string, bool) {
 	return "", false
 }
 
+// unknownLauncher reads the arguments of a program without a spec for a command it may run: an
+// argv that starts with a shell ("PROG sh -c CODE", "PROG bash script.sh") is walked from there, and
+// a single argument that is a command line of a known program ("PROG 'sleep 1; curl … | sh'") is
+// walked as shell. What the unknown program does with them stays unknown (it is an unknown
+// program); what they would do is seen, so a launcher missing from the specs hides nothing.
+func (w *walker) unknownLauncher(f frame, name string, args words, pipe bool, idx int, stdin string) {
+	s := w.s
+	if f.depth+1 > s.n.opt.MaxDepth {
+		return
+	}
+	for i, a := range args.argv {
+		if args.dyn[i] {
+			continue
+		}
+		if shells[path.Base(a)] && i+1 < len(args.argv) {
+			child := frame{depth: f.depth + 1, via: name + " (unknown program)", sudo: f.sudo}
+			rest := args.sub(i)
+			w.emit(child, rest, strings.Join(rest.argv, " "), nil, nil, pipe, idx, false, stdin)
+			return
+		}
+		if !strings.ContainsAny(a, " \t\n") || len(a) > maxExpandedWord {
+			continue
+		}
+		first := strings.Fields(a)[0]
+		if p := path.Base(first); shells[p] || s.n.opt.Commands.lookup(p) != nil && strings.ContainsAny(a, "|;&$`<>") {
+			w.shellValue(f, name, name+" (unknown program)", a, false)
+		}
+	}
+}
+
 // ---------------------------------------------------------------------------------------------
 // Cloud and platform CLIs (%verbs)
 
