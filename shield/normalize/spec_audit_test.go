@@ -121,6 +121,10 @@ func TestEveryLauncherRunsItsCommand(t *testing.T) {
 		"sshpass -p x %s", "railway run %s", "tmux new -d %s", "screen -dm %s", "fd . -x %s", "pueue add -- %s", "sops exec-env s %s",
 		"xargs %s", "watch %s", "sbatch --wrap=%q", "tmux run-shell %q", "hyperfine %q", "script -c %q /dev/null", "flock /tmp/l -c %q",
 		"sg wheel -c %q", "nodemon --exec %q", "man -P %q ls", "split --filter=%q f", "git submodule foreach %q",
+		"ifne %s", "zrun %s", "systemd-cat %s", "systemd-inhibit %s", "schroot -c sid -- %s", "linux32 %s", "env-cmd -f .env %s",
+		"dotenv -e .env -- %s", "timelimit -t 5 %s", "openvt -- %s", "lxc-execute -n c -- %s", "lckdo /tmp/l %s",
+		"with-lock-ex -w /tmp/l %s", "capsh -- -c %q", "pee %q", "mispipe %q true", "concurrently %q", "chokidar . -c %q",
+		"pm2 start %q", "somewrap sh -c %q", "somewrap 'true; %s'",
 	}
 	for _, form := range forms {
 		cmd := strings.ReplaceAll(strings.ReplaceAll(form, "%q", "'rm -rf /srv/data'"), "%s", "rm -rf /srv/data")

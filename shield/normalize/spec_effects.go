@@ -90,6 +90,15 @@ func (w *walker) specEffects(f frame, pa parsedArgs, name string, args words, pi
 				w.opaque(name, name+" +", a)
 			}
 		}
+	case "capsh":
+		// capsh [OPTIONS] -- ARGS: ARGS are given to /bin/bash.
+		for i, a := range args.argv {
+			if a == "--" && i+1 < len(args.argv) && f.depth+1 <= w.s.n.opt.MaxDepth {
+				rest := words{argv: append([]string{"bash"}, args.argv[i+1:]...), dyn: append([]bool{false}, args.dyn[i+1:]...)}
+				w.emit(frame{depth: f.depth + 1, via: "capsh --", sudo: f.sudo}, rest, strings.Join(rest.argv, " "), nil, nil, pipe, idx, false, stdin)
+				break
+			}
+		}
 	case "tmux":
 		w.tmux(f, name, args, pipe, idx)
 	case "screen":
@@ -323,7 +332,9 @@ func (w *walker) runRest(f frame, via string, rest words, pipe bool, idx int, st
 		s.act.Truncated = true
 		return
 	}
-	if len(rest.argv) == 1 {
+	if len(rest.argv) == 1 || strings.ContainsAny(rest.argv[0], " \t\n;|&") {
+		// One word, or a first word that is itself a command line (pm2 start 'a | b' --name x):
+		// shell. The words after it are the launcher's own.
 		w.shellValue(f, strings.Fields(via)[0], via, rest.argv[0], rest.dyn[0])
 		return
 	}
@@ -438,7 +449,7 @@ func (w *walker) unknownLauncher(f frame, name string, args words, pipe bool, id
 		if !strings.ContainsAny(a, " \t\n") || len(a) > maxExpandedWord {
 			continue
 		}
-		first := strings.Fields(a)[0]
+		first := strings.FieldsFunc(a, func(r rune) bool { return strings.ContainsRune(" \t\n;|&()<>", r) })[0]
 		if p := path.Base(first); shells[p] || s.n.opt.Commands.lookup(p) != nil && strings.ContainsAny(a, "|;&$`<>") {
 			w.shellValue(f, name, name+" (unknown program)", a, false)
 		}
