@@ -335,7 +335,8 @@ func (w *walker) runRest(f frame, via string, rest words, pipe bool, idx int, st
 	if len(rest.argv) == 1 || strings.ContainsAny(rest.argv[0], " \t\n;|&") {
 		// One word, or a first word that is itself a command line (pm2 start 'a | b' --name x):
 		// shell. The words after it are the launcher's own.
-		w.shellValue(f, strings.Fields(via)[0], via, rest.argv[0], rest.dyn[0])
+		prog, _, _ := strings.Cut(via, " ")
+		w.shellValue(f, prog, via, rest.argv[0], rest.dyn[0])
 		return
 	}
 	child := frame{depth: f.depth + 1, via: via, sudo: f.sudo}
@@ -449,8 +450,11 @@ func (w *walker) unknownLauncher(f frame, name string, args words, pipe bool, id
 		if !strings.ContainsAny(a, " \t\n") || len(a) > maxExpandedWord {
 			continue
 		}
-		first := strings.FieldsFunc(a, func(r rune) bool { return strings.ContainsRune(" \t\n;|&()<>", r) })[0]
-		if p := path.Base(first); shells[p] || s.n.opt.Commands.lookup(p) != nil && strings.ContainsAny(a, "|;&$`<>") {
+		fields := strings.FieldsFunc(a, func(r rune) bool { return strings.ContainsRune(" \t\n;|&()<>", r) })
+		if len(fields) == 0 {
+			continue
+		}
+		if p := path.Base(fields[0]); shells[p] || s.n.opt.Commands.lookup(p) != nil && strings.ContainsAny(a, "|;&$`<>") {
 			w.shellValue(f, name, name+" (unknown program)", a, false)
 		}
 	}

@@ -45,6 +45,7 @@ func TestSpecLaunchers(t *testing.T) {
 		{name: "less +! is not read", cmd: "less '+!id' README.md", unres: true},
 		{name: "unknown launcher with sh -c", cmd: "somewrap --bg sh -c 'rm -rf /srv/data'", want: []fx{del}, unknown: []string{"somewrap"}},
 		{name: "unknown launcher with a command line", cmd: "somewrap 'sleep 1; rm -rf /srv/data'", want: []fx{del}, unknown: []string{"somewrap"}},
+		{name: "unknown program given blanks only", cmd: "somewrap ' ' '; |'", unknown: []string{"somewrap"}},
 		{name: "unknown program with a message", cmd: "somewrap --title 'build done'", not: []fx{{kind: "exec", target: "sh"}}, unknown: []string{"somewrap"}},
 		{name: "launcher running an expansion fails closed", cmd: "tmux new -d \"$CMD\"", unres: true},
 	})
