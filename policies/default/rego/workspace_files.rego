@@ -72,7 +72,21 @@ text_sink_re := `(?i)(\b(curl|wget|nc|ncat|netcat|socat|telnet|xh|scp|rsync|sftp
 text_fetch_exec_re := `(?i)((curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod)\b[^|\n]*\|\s*(sudo\s+)?(ba|z|da|k|fi)?sh\b|(curl|wget|iwr|irm|invoke-webrequest)\b[^|\n]*\|\s*(sudo\s+)?(python[0-9.]*|node|perl|ruby|php|iex|invoke-expression)\b|(ba|z)?sh\s+<\(\s*(curl|wget)|(source|\.)\s+<\(\s*(curl|wget)|(eval|sh\s+-c|bash\s+-c)\s+"?\$\((curl|wget)|python[0-9.]*\s+-c\s+.*(urlopen|requests\.get)\(.*exec)`
 
 # Hosts a text names: URL hosts and bare IPv4 addresses.
-text_hosts(t) := {lower(h) | some m in regex.find_all_string_submatch_n(`(?i)\b(?:https?|wss?|ftp)://(?:[^/\s@"']*@)?([a-z0-9.-]+)`, t, 16); h := m[1]} | {h | some h in regex.find_n(`\b[0-9]{1,3}(?:\.[0-9]{1,3}){3}\b`, t, 16)}
+text_hosts(t) := (url_hosts(t) | {h | some h in regex.find_n(`\b[0-9]{1,3}(?:\.[0-9]{1,3}){3}\b`, t, 16)}) | sink_domains(t)
+
+url_hosts(t) := {lower(h) | some m in regex.find_all_string_submatch_n(`(?i)\b(?:https?|wss?|ftp)://(?:[^/\s@"']*@)?([a-z0-9.-]+)`, t, 16); h := m[1]}
+
+# A bare domain a network tool is pointed at (dig x.evil.example, nc evil.example 443), not a
+# file name (the last label is no file extension).
+sink_domains(t) := {lower(d) |
+	some m in regex.find_all_string_submatch_n(`(?i)\b(?:dig|nslookup|host|ping|nc|ncat|netcat|telnet|ssh|scp|rsync|socat|curl|wget)\b[^\n;&]*?[\s@.:]([a-z0-9-]+(?:\.[a-z0-9-]+)*\.([a-z]{2,24}))\b`, t, 16)
+	not lower(m[2]) in file_extensions
+	d := m[1]
+}
+
+file_extensions := {"json", "txt", "yml", "yaml", "sh", "py", "js", "ts", "md", "tgz", "gz", "zip", "xml", "html", "htm", "conf", "log",
+	"key", "pem", "env", "lock", "toml", "cfg", "ini", "csv", "tar", "bz2", "xz", "whl", "jar", "rb", "go", "rs", "java", "so", "out", "bin",
+	"exe", "dll", "png", "jpg", "svg", "css", "map", "mjs", "cjs", "d", "local", "pub", "crt", "cert", "der", "p12", "pfx", "sock", "pid"}
 
 host_allowed(h) if host_in_list(h, cfg.egress_hosts)
 
@@ -202,6 +216,12 @@ editor_runs_code contains "automatic tasks or workspace trust turned off" if {
 	count(editor_file) > 0
 	some t in written_text
 	regex.match(`(?i)"(task\.allowAutomaticTasks"\s*:\s*"on|security\.workspace\.trust\.enabled"\s*:\s*false)`, t)
+}
+
+editor_runs_code contains "a terminal environment that loads code" if {
+	count(editor_file) > 0
+	some t in written_text
+	regex.match(`(?i)"terminal\.integrated\.env\.[a-z]+"\s*:\s*\{[^}]*"(LD_PRELOAD|LD_AUDIT|DYLD_INSERT_LIBRARIES|NODE_OPTIONS|PYTHONSTARTUP|BASH_ENV|ENV|PROMPT_COMMAND|PERL5OPT|RUBYOPT|JAVA_TOOL_OPTIONS|GIT_SSH_COMMAND|ZDOTDIR)"`, t)
 }
 
 editor_runs_code contains "a terminal shell or profile" if {
@@ -335,3 +355,11 @@ negated_publish(l) if {
 negated_publish(l) if regex.match(`\b(keep|kept)\b[^\n]*\b(out of|away from)\b`, l)
 
 negated_publish(l) if regex.match(`\b(never|not)\s+(be\s+)?(committed|published|shared|posted|logged|printed|exposed|pushed)\b`, l)
+
+# Instructions that name a credential file at all (an agent needs no pointer to ~/.ssh/id_rsa to
+# do project work): a human looks.
+escalate contains finding("agent.instructions-name-credentials", sprintf("writes %s, which points agents at credential files", [p])) if {
+	some p in instruction_write
+	some t in written_text
+	regex.match(`(?i)(~|\$home|\$\{home\}|/home/[^/\s]+|/root)/\.(ssh/|aws/|kube/config|docker/config\.json|gnupg|netrc|npmrc|pypirc|git-credentials|config/gh/|config/gcloud|azure/|vault-token|password-store)|/proc/(self|[0-9*]+)/environ|/etc/(shadow|gshadow|sudoers)|\bid_(rsa|ed25519|ecdsa)\b`, t)
+}
