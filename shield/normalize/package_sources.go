@@ -88,6 +88,10 @@ func (w *walker) packageEnv(prog, name, val string) bool {
 		}
 		return true
 	}
+	if trustAnchorEnv[name] {
+		w.trustAnchor(prog, name, val)
+		return true
+	}
 	re, ok := insecureEnv[name]
 	if !ok {
 		return false
@@ -174,6 +178,44 @@ func (w *walker) packageConfigFile(prog, v string) {
 		return // the defaults, named explicitly
 	}
 	w.packageSource(prog, "config "+clean)
+}
+
+// trustAnchorEnv: variables naming the certificates TLS trusts (a CA bundle in /tmp lets whoever
+// wrote it intercept the download).
+var trustAnchorEnv = set("SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "GIT_SSL_CAINFO",
+	"GIT_SSL_CAPATH", "PIP_CERT", "npm_config_cafile", "NPM_CONFIG_CAFILE", "CARGO_HTTP_CAINFO", "UV_NATIVE_TLS")
+
+// trustAnchor: a trust store outside the system's certificate directories and the workspace is
+// verification off; an empty CA bundle (CURL_CA_BUNDLE=) disables checking in some clients.
+func (w *walker) trustAnchor(prog, name, v string) {
+	v = strings.TrimSpace(unquoteValue(v))
+	if name == "UV_NATIVE_TLS" {
+		return
+	}
+	if v == "" {
+		if name == "CURL_CA_BUNDLE" || name == "REQUESTS_CA_BUNDLE" {
+			w.verificationOff(prog, name+"=")
+		}
+		return
+	}
+	if isUnresolvedText(v) {
+		w.verificationOff(prog, name+"="+v)
+		return
+	}
+	clean, ok := resolvePath(v, w.s.cwd, w.s.n.opt.Home)
+	if !ok || inDir(clean, w.s.n.opt.Workspace) {
+		return
+	}
+	for _, d := range []string{"/etc/ssl", "/etc/pki", "/etc/ca-certificates", "/usr/share/ca-certificates", "/usr/local/share/ca-certificates",
+		"/usr/lib/ssl", "/opt/homebrew/etc", "/usr/local/etc/openssl", "/etc/certs"} {
+		if inDir(clean, d) {
+			return
+		}
+	}
+	if home := w.s.n.opt.Home; home != "" && inDir(clean, home) && !strings.Contains(clean, "/tmp") {
+		return // the user's own corporate bundle (~/certs/corp.pem)
+	}
+	w.verificationOff(prog, name+"="+clean)
 }
 
 // verificationOff records a setting that turns checksum, signature or TLS verification off.

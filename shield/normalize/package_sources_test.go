@@ -56,6 +56,12 @@ func TestPackageSources(t *testing.T) {
 		{cmd: "GIT_CONFIG_PARAMETERS=\"'protocol.file.allow=always'\" git submodule update", want: []string{off("protocol.file.allow=always")}},
 		{cmd: "npm install --@acme:registry=https://npm.evil.example @acme/lib", want: []string{src("https://npm.evil.example")}},
 		{cmd: "pnpm install --config.registry=https://npm.evil.example", want: []string{src("https://npm.evil.example")}},
+		{cmd: "REQUESTS_CA_BUNDLE=/tmp/ca.pem pip install x", want: []string{off("REQUESTS_CA_BUNDLE=/tmp/ca.pem")}},
+		{cmd: "CURL_CA_BUNDLE= pip install x", want: []string{off("CURL_CA_BUNDLE=")}},
+		{cmd: "SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt pip install x", notWant: []string{"install SSL_CERT_FILE"}},
+		{cmd: "NODE_EXTRA_CA_CERTS=./certs/dev.pem npm test", notWant: []string{"install NODE_EXTRA_CA_CERTS"}},
+		{cmd: "PIP_CONFIG_FILE=/tmp/pip.conf pip install x", want: []string{src("config /tmp/pip.conf")}},
+		{cmd: "PIP_CONFIG_FILE=./pip.conf pip install x", notWant: []string{"install config"}},
 		{cmd: "apt-get install -y --allow-unauthenticated foo", want: []string{off("--allow-unauthenticated")}},
 		// ordinary work
 		{cmd: "npm install lodash", notWant: []string{"install lodash " + detailPackageSource, "install lodash " + detailVerificationOff}},

@@ -322,6 +322,20 @@ escalate contains finding("workspace.package-verification-off", sprintf("writes 
 	regex.match(`(?i)(strict-ssl\s*[=:]\s*false|enableStrictSsl\s*:\s*false|trusted-host|--trusted-host|ssl_verify\s*[=:]\s*(false|0|no)|sslverify\s*=\s*false|GOSUMDB\s*=\s*off|GOFLAGS\s*=.*-insecure|GOINSECURE\s*=|GONOSUMDB\s*=\s*\*|disable-tls"?\s*:\s*true|secure-http"?\s*:\s*false|check-revoke\s*=\s*false|unsafeHttpWhitelist|protocol\.file\.allow\s*=\s*always)`, l)
 }
 
+# Package-manager configuration that runs code: the shell npm runs scripts with, node options,
+# yarn's own binary, bun preloads, cargo runners and compiler wrappers. A value in the workspace
+# (.yarn/releases/yarn-4.cjs) is the project's code; one outside it, a download or an option that
+# loads code from elsewhere is not.
+escalate contains finding("workspace.package-config-runs-code", sprintf("writes %s, which makes the package manager run %s", [p, m[2]])) if {
+	some p in written_path
+	regex.match(`/(\.npmrc|\.yarnrc(\.yml)?|bunfig\.toml|\.cargo/config(\.toml)?|\.pnpmrc)$`, p)
+	some l in written_lines
+	some m in regex.find_all_string_submatch_n(`(?i)^\s*["']?(script-shell|node-options|onload-script|init-module|git|shell|yarnPath|preload|runner|rustc-wrapper|rustc-workspace-wrapper|rustc|rustdoc|linker)["']?\s*[=:]\s*\[?\s*["']?([^"'\]\n]+)`, l, 1)
+	foreign_executable(m[2])
+}
+
+foreign_executable(v) if regex.match(`(--require|--import|--loader|-r)[\s=]+(/|~)`, v)
+
 # ---------------------------------------------------------------------------------------------
 # Agent instruction files that tell agents to publish credentials
 
