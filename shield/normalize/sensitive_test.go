@@ -102,7 +102,8 @@ func TestSensitiveSurvey(t *testing.T) {
 		// ordinary project files and look-alikes
 		{"/home/user/project/.yarnrc.yml", ""}, {"/home/user/project/pip.conf", ""}, {"/home/user/project/docs/rclone.md", ""},
 		{"/home/user/project/keys.txt", ""}, {"/etc/rancher-notes.txt", ""}, {"/var/lib/apt/lists/x", ""}, {"/etc/os-release", ""},
-		{"/home/user/project/k8s/deployment.yaml", ""}, {"/home/user/.config/Code/User/keybindings.json", ""},
+		{"/home/user/project/k8s/deployment.yaml", ""}, {"/home/user/project/.sentryclirc", ""}, {"/home/user/.sentryclirc", "credentials"},
+		{"/home/user/project/.continue/config.json", ""}, {"/home/user/.continue/config.json", "credentials"}, {"/home/user/.config/Code/User/keybindings.json", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.path, func(t *testing.T) {
