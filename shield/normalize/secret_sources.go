@@ -386,7 +386,7 @@ func bsdPsCluster(a string) bool {
 		return false
 	}
 	for _, c := range a {
-		if !strings.ContainsRune("aAcefhjlLmMnrsSTuvwxXZ", c) {
+		if !strings.ContainsRune("aAcefhjlLmMnrsSTuvwxXZoOpqtUkg", c) {
 			return false
 		}
 	}
