@@ -18,6 +18,12 @@ import (
 //     .env.template, .env.dist) are not sensitive.
 //   - Everything under ~/.ssh is "ssh_key" except authorized_keys* ("ssh_authorized_keys": writing it
 //     is persistence, reading it is not credential access).
+//   - Credential files of tools that projects also keep in their tree without secrets (.npmrc,
+//     .yarnrc.yml, pip.conf, .sentryclirc, .continue) count in home directories only ("~/",
+//     "/root/", "/home/*/"); written in the workspace they are judged by content (rego
+//     workspace_files.rego).
+//   - A credential file under a read root (/etc/rancher, /etc/kubernetes, /etc/wireguard) is still
+//     a secret: the kind, not the root, decides.
 //   - Paths are classified as written, after cleaning; symbolic links are not resolved (Shield does
 //     not touch the file system on the decision path). Rules on workspace paths should expect that.
 var sensitiveTable = []struct {
