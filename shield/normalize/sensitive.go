@@ -1,6 +1,7 @@
 package normalize
 
 import (
+	"path"
 	"strings"
 
 	"github.com/gobwas/glob"
@@ -121,6 +122,19 @@ var sensitiveTable = []struct {
 		"**/.bitcoin/wallet.dat", "**/.bitcoin/wallets/**", "**/wallet.dat", "**/.ethereum/keystore/**", "**/.electrum/wallets/**",
 		"**/.config/Exodus/**", "**/Library/Application Support/Exodus/**", "**/.config/solana/id.json", "**/.solana/id.json",
 		"**/.monero/**", "**/.local/share/io.parity.ethereum/keys/**"}},
+	// Windows profiles and system secrets, matched on the path with its separators turned and
+	// its case folded (sensitiveMatcher.classify reads C:\Users\a\.aws\credentials as
+	// /users/a/.aws/credentials); the rows above apply to those paths as well.
+	{"credentials", []string{"**/appdata/roaming/rclone/rclone.conf", "**/appdata/roaming/github cli/hosts.yml", "**/appdata/roaming/npm/etc/npmrc",
+		"**/appdata/roaming/filezilla/{recentservers,sitemanager}.xml", "**/appdata/roaming/winscp.ini", "**/appdata/roaming/gcloud/**",
+		"**/appdata/roaming/microsoft/{credentials,protect,crypto,systemcertificates/my}/**", "**/appdata/local/microsoft/credentials/**",
+		"/windows/panther/unattend*.xml", "/windows/system32/sysprep/*.xml", "/programdata/ssh/ssh_host_*", "**/appdata/roaming/pypoetry/auth.toml"}},
+	{"shadow", []string{"/windows/system32/config/{sam,system,security}", "/windows/ntds/ntds.dit", "/windows/repair/{sam,system}"}},
+	{"browser_credentials", []string{"**/appdata/local/{google/chrome,microsoft/edge,bravesoftware/brave-browser,chromium,vivaldi}/user data/**",
+		"**/appdata/roaming/mozilla/firefox/**", "**/appdata/roaming/opera software/**", "**/appdata/roaming/{discord,slack,signal}/**",
+		"**/appdata/roaming/telegram desktop/tdata/**"}},
+	{"password_store", []string{"**/appdata/roaming/{bitwarden,keepass,keepassxc}/**", "**/appdata/local/1password/**", "**/appdata/roaming/exodus/**",
+		"**/appdata/roaming/{bitcoin,electrum,ethereum}/**"}},
 	{"block_device", []string{"/dev/sd*", "/dev/hd*", "/dev/vd*", "/dev/xvd*", "/dev/nvme*", "/dev/mmcblk*", "/dev/dm-*", "/dev/mapper/**", "/dev/loop*", "/dev/md*", "/dev/disk/**"}},
 	{"boot", []string{"/boot", "/boot/**", "/efi/**", "/lib/modules/**", "/usr/lib/modules/**"}},
 	{"hosts", []string{"/etc/hosts", "/etc/resolv.conf", "/etc/nsswitch.conf"}},
@@ -133,6 +147,9 @@ var sensitiveTable = []struct {
 type sensitiveMatcher struct {
 	byElem    map[string][]compiledPattern // rightmost literal element → patterns
 	unindexed []compiledPattern            // patterns without a literal element, prefiltered by needle
+	// folded matches paths of case-insensitive file systems (Windows forms, macOS /Users and
+	// /Volumes) with the table's patterns case-folded.
+	folded *sensitiveMatcher
 }
 
 type compiledPattern struct {
@@ -145,6 +162,12 @@ type compiledPattern struct {
 // newSensitiveMatcher compiles the table for a home directory. It panics on a bad pattern: the table
 // is a constant of this package and its tests compile it.
 func newSensitiveMatcher(home string) *sensitiveMatcher {
+	m := compileSensitive(home, false)
+	m.folded = compileSensitive(home, true)
+	return m
+}
+
+func compileSensitive(home string, fold bool) *sensitiveMatcher {
 	m := &sensitiveMatcher{byElem: map[string][]compiledPattern{}}
 	home = strings.TrimSuffix(home, "/")
 	for row, r := range sensitiveTable {
@@ -154,6 +177,9 @@ func newSensitiveMatcher(home string) *sensitiveMatcher {
 					continue
 				}
 				p = glob.QuoteMeta(home) + p[1:]
+			}
+			if fold {
+				p = strings.ToLower(p)
 			}
 			for _, x := range expandBraces(p) {
 				cp := compiledPattern{row: row, kind: r.Kind, needle: longestLiteral(x), g: glob.MustCompile(x, '/')}
@@ -168,8 +194,54 @@ func newSensitiveMatcher(home string) *sensitiveMatcher {
 	return m
 }
 
-// classify returns the sensitive kind of a cleaned absolute path, or "".
+// classify returns the sensitive kind of a cleaned absolute path, or "". A path that is the
+// text of a Windows path (C:\Users\a\.ssh\id_rsa, %USERPROFILE%\.aws\credentials, left
+// relative to the working directory by the resolver) or lies on a case-insensitive macOS volume is
+// also matched in its folded form.
 func (m *sensitiveMatcher) classify(clean string) string {
+	if k := m.match(clean); k != "" || m.folded == nil {
+		return k
+	}
+	if f, ok := foldedForm(clean); ok {
+		return m.folded.match(f)
+	}
+	return ""
+}
+
+// foldedForm: the lower-cased POSIX form of a Windows path text or a macOS user path.
+func foldedForm(p string) (string, bool) {
+	if len(p) > 4096 {
+		return "", false
+	}
+	win := strings.ContainsAny(p, `\%`) || strings.Contains(p, "$env:")
+	if !win && !strings.HasPrefix(p, "/Users/") && !strings.HasPrefix(p, "/Volumes/") {
+		return "", false
+	}
+	q := strings.ToLower(strings.ReplaceAll(p, `\`, "/"))
+	for _, v := range [][2]string{{"%userprofile%", "/users/user"}, {"$env:userprofile", "/users/user"}, {"${env:userprofile}", "/users/user"},
+		{"%homepath%", "/users/user"}, {"$home", "/users/user"}, {"%appdata%", "/users/user/appdata/roaming"},
+		{"$env:appdata", "/users/user/appdata/roaming"}, {"%localappdata%", "/users/user/appdata/local"},
+		{"$env:localappdata", "/users/user/appdata/local"}, {"%systemroot%", "/windows"}, {"$env:systemroot", "/windows"},
+		{"%windir%", "/windows"}, {"%programdata%", "/programdata"}} {
+		if i := strings.Index(q, v[0]); i >= 0 {
+			q = v[1] + q[i+len(v[0]):]
+			break
+		}
+	}
+	// C:/Users/… anywhere in the text (also after a working directory the resolver prefixed).
+	for i := 0; i+2 < len(q); i++ {
+		if q[i] >= 'a' && q[i] <= 'z' && q[i+1] == ':' && q[i+2] == '/' && (i == 0 || q[i-1] == '/') {
+			q = q[i+2:]
+			break
+		}
+	}
+	if !strings.HasPrefix(q, "/") {
+		return "", false
+	}
+	return path.Clean(q), true
+}
+
+func (m *sensitiveMatcher) match(clean string) string {
 	if isEnvExample(clean) {
 		return ""
 	}
