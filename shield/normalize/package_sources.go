@@ -30,7 +30,11 @@ const (
 var sourceEnv = set("npm_config_registry", "NPM_CONFIG_REGISTRY", "YARN_NPM_REGISTRY_SERVER", "YARN_REGISTRY", "BUN_CONFIG_REGISTRY",
 	"PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "UV_INDEX_URL", "UV_EXTRA_INDEX_URL", "UV_INDEX", "UV_DEFAULT_INDEX",
 	"UV_FIND_LINKS", "PIPENV_PYPI_MIRROR", "PDM_PYPI_URL", "GOPROXY", "RUBYGEMS_HOST", "GEM_SOURCE", "CONDA_CHANNELS",
-	"COMPOSER_MIRROR_PATH_REPOS", "NUGET_SOURCE", "HOMEBREW_BOTTLE_DOMAIN", "HOMEBREW_API_DOMAIN", "HOMEBREW_ARTIFACT_DOMAIN")
+	"COMPOSER_MIRROR_PATH_REPOS", "NUGET_SOURCE", "HOMEBREW_BOTTLE_DOMAIN", "HOMEBREW_API_DOMAIN", "HOMEBREW_ARTIFACT_DOMAIN",
+	// toolchains and the binaries packages download while installing
+	"COREPACK_NPM_REGISTRY", "NVM_NODEJS_ORG_MIRROR", "NODEJS_ORG_MIRROR", "N_NODE_MIRROR", "NODE_MIRROR", "npm_config_disturl",
+	"PYTHON_BUILD_MIRROR_URL", "RUSTUP_DIST_SERVER", "RUSTUP_UPDATE_ROOT", "ELECTRON_MIRROR", "PUPPETEER_DOWNLOAD_BASE_URL",
+	"PLAYWRIGHT_DOWNLOAD_HOST", "SASS_BINARY_SITE", "CYPRESS_DOWNLOAD_MIRROR", "CHROMEDRIVER_CDNURL", "PRISMA_ENGINES_MIRROR")
 
 // sourceEnvPrefixSuffix: families of variables naming a source (CARGO_REGISTRIES_<NAME>_INDEX).
 var sourceEnvPrefixSuffix = [][2]string{{"CARGO_REGISTRIES_", "_INDEX"}, {"POETRY_REPOSITORIES_", "_URL"}, {"BUNDLE_MIRROR__", ""},
@@ -86,6 +90,10 @@ func (w *walker) packageEnv(prog, name, val string) bool {
 			}
 			w.packageSource(prog, v)
 		}
+		return true
+	}
+	if trustAnchorEnv[name] {
+		w.trustAnchor(prog, name, val)
 		return true
 	}
 	re, ok := insecureEnv[name]
@@ -174,6 +182,44 @@ func (w *walker) packageConfigFile(prog, v string) {
 		return // the defaults, named explicitly
 	}
 	w.packageSource(prog, "config "+clean)
+}
+
+// trustAnchorEnv: variables naming the certificates TLS trusts (a CA bundle in /tmp lets whoever
+// wrote it intercept the download).
+var trustAnchorEnv = set("SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "GIT_SSL_CAINFO",
+	"GIT_SSL_CAPATH", "PIP_CERT", "npm_config_cafile", "NPM_CONFIG_CAFILE", "CARGO_HTTP_CAINFO", "UV_NATIVE_TLS")
+
+// trustAnchor: a trust store outside the system's certificate directories and the workspace is
+// verification off; an empty CA bundle (CURL_CA_BUNDLE=) disables checking in some clients.
+func (w *walker) trustAnchor(prog, name, v string) {
+	v = strings.TrimSpace(unquoteValue(v))
+	if name == "UV_NATIVE_TLS" {
+		return
+	}
+	if v == "" {
+		if name == "CURL_CA_BUNDLE" || name == "REQUESTS_CA_BUNDLE" {
+			w.verificationOff(prog, name+"=")
+		}
+		return
+	}
+	if isUnresolvedText(v) {
+		w.verificationOff(prog, name+"="+v)
+		return
+	}
+	clean, ok := resolvePath(v, w.s.cwd, w.s.n.opt.Home)
+	if !ok || inDir(clean, w.s.n.opt.Workspace) {
+		return
+	}
+	for _, d := range []string{"/etc/ssl", "/etc/pki", "/etc/ca-certificates", "/usr/share/ca-certificates", "/usr/local/share/ca-certificates",
+		"/usr/lib/ssl", "/opt/homebrew/etc", "/usr/local/etc/openssl", "/etc/certs"} {
+		if inDir(clean, d) {
+			return
+		}
+	}
+	if home := w.s.n.opt.Home; home != "" && inDir(clean, home) && !strings.Contains(clean, "/tmp") {
+		return // the user's own corporate bundle (~/certs/corp.pem)
+	}
+	w.verificationOff(prog, name+"="+clean)
 }
 
 // verificationOff records a setting that turns checksum, signature or TLS verification off.
@@ -317,6 +363,9 @@ func (w *walker) sourceCommands(name string, ws []string) {
 		for _, v := range ws[1:] {
 			w.packageSource(name, v)
 		}
+		return
+	case name == "yarn" && len(ws) > 2 && ws[0] == "set" && ws[1] == "version" && strings.Contains(ws[2], "://"):
+		w.packageSource(name, ws[2]) // yarn set version URL: yarn itself from there
 		return
 	case name == "brew" && len(ws) > 2 && ws[0] == "tap":
 		// brew tap USER/REPO URL: formulae from that repository (a tap without a URL is a

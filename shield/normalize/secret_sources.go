@@ -106,6 +106,12 @@ var secretSourceTable = []secretRow{
 	{"git", "credential|credential-* get|fill", "", "credential_helper"},
 	{"gh,glab", "auth status", "-t,--show-token", "token"},
 	{"getent", "shadow|gshadow", "", "shadow"},
+	// What the user copied or typed: the clipboard, the shell's history, other terminals' screens.
+	{"pbpaste,wl-paste,termux-clipboard-get", "", "", "clipboard"},
+	{"xclip", "", "-o,-out", "clipboard"},
+	{"xsel", "", "-o,--output", "clipboard"},
+	{"fc", "", "-l", "shell_history"},
+	{"tmux", "capture-pane|capturep", "-p", "terminal"},
 	{"mysql_config_editor", "print", "", "credentials"},
 	{"vaultcmd", "", "/listcreds", "password_store"},
 	{"npm,pnpm,yarn", "token", "", "token"},
@@ -208,8 +214,13 @@ func secretWords(args words) (ws []string, opts map[string]bool) {
 			o, _, _ := strings.Cut(a, "=")
 			opts[o] = true
 			if !strings.HasPrefix(o, "--") && len(o) > 2 {
-				for _, c := range o[1:] { // a cluster of short flags: -xt
-					opts["-"+string(c)] = true
+				// The first letter with its attached value (-oyaml); every letter of a short
+				// cluster (-xp), not of a single-dash long option (-selection).
+				opts[o[:2]] = true
+				if len(o) <= 4 {
+					for _, c := range o[1:] {
+						opts["-"+string(c)] = true
+					}
 				}
 			}
 			continue
@@ -375,7 +386,7 @@ func bsdPsCluster(a string) bool {
 		return false
 	}
 	for _, c := range a {
-		if !strings.ContainsRune("aAcefhjlLmMnrsSTuvwxXZ", c) {
+		if !strings.ContainsRune("aAcefhjlLmMnrsSTuvwxXZoOpqtUkg", c) {
 			return false
 		}
 	}

@@ -13,7 +13,7 @@ func TestSecretSources(t *testing.T) {
 		// environment listings
 		"export -p", "export", "declare -x", "declare -xp", "declare -p -x", "typeset -x", "typeset -p", "readonly -p",
 		"declare -p AWS_SECRET_ACCESS_KEY", "compgen -e", "compgen -v", "compgen -A export", "ps eww", "ps auxe", "ps axe -o pid,command",
-		"ps -E", "systemctl show-environment", "systemctl --user show-environment", "launchctl getenv GITHUB_TOKEN", "tmux showenv",
+		"ps -E", "ps axeo pid,cmd", "systemctl show-environment", "systemctl --user show-environment", "launchctl getenv GITHUB_TOKEN", "tmux showenv",
 		"docker inspect -f '{{.Config.Env}}' web", "kubectl set env deploy/api --list",
 		// stores
 		"secret-tool search --all service github", "secret-tool lookup service gh", "gopass show -o prod/db", "gopass cat x",

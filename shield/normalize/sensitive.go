@@ -1,6 +1,7 @@
 package normalize
 
 import (
+	"path"
 	"strings"
 
 	"github.com/gobwas/glob"
@@ -18,6 +19,12 @@ import (
 //     .env.template, .env.dist) are not sensitive.
 //   - Everything under ~/.ssh is "ssh_key" except authorized_keys* ("ssh_authorized_keys": writing it
 //     is persistence, reading it is not credential access).
+//   - Credential files of tools that projects also keep in their tree without secrets (.npmrc,
+//     .yarnrc.yml, pip.conf, .sentryclirc, .continue) count in home directories only ("~/",
+//     "/root/", "/home/*/"); written in the workspace they are judged by content (rego
+//     workspace_files.rego).
+//   - A credential file under a read root (/etc/rancher, /etc/kubernetes, /etc/wireguard) is still
+//     a secret: the kind, not the root, decides.
 //   - Paths are classified as written, after cleaning; symbolic links are not resolved (Shield does
 //     not touch the file system on the decision path). Rules on workspace paths should expect that.
 var sensitiveTable = []struct {
@@ -62,23 +69,26 @@ var sensitiveTable = []struct {
 		"~/.yarnrc.yml", "~/.yarnrc", "~/.config/pip/pip.conf", "~/.pip/pip.conf", "~/.bundle/config", "~/.nuget/NuGet/NuGet.Config",
 		"~/.config/NuGet/NuGet.Config", "**/.config/configstore/*.json", "**/.fly/config.yml", "**/.config/fly/config.yml",
 		"**/.local/share/com.vercel.cli/auth.json", "**/Library/Application Support/com.vercel.cli/auth.json", "**/.vercel/auth.json",
-		"**/.netlify/config.json", "**/.config/netlify/config.json", "**/.wrangler/config/*.toml", "**/.config/.wrangler/config/*.toml",
+		"~/.netlify/config.json", "/root/.netlify/config.json", "/home/*/.netlify/config.json", "**/.config/netlify/config.json", "**/.wrangler/config/*.toml", "**/.config/.wrangler/config/*.toml",
 		"**/.railway/config.json", "**/.supabase/access-token", "**/.config/supabase/access-token", "**/.config/heroku/**",
 		"**/.ngrok2/ngrok.yml", "**/.config/ngrok/ngrok.yml", "**/Library/Application Support/ngrok/ngrok.yml",
-		"**/.config/stripe/config.toml", "**/.sentryclirc", "**/.circleci/cli.yml", "**/.travis/config.yml", "**/.config/op/**",
-		"**/.cloudflared/*.json", "**/.dbt/profiles.yml", "**/.kaggle/kaggle.json", "**/.huggingface/token", "**/.cache/huggingface/token",
+		"**/.config/stripe/config.toml", "~/.sentryclirc", "/root/.sentryclirc", "/home/*/.sentryclirc", "~/.circleci/cli.yml", "/root/.circleci/cli.yml", "/home/*/.circleci/cli.yml", "~/.travis/config.yml", "/root/.travis/config.yml", "/home/*/.travis/config.yml", "**/.config/op/**",
+		"**/.cloudflared/*.json", "**/.dbt/profiles.yml", "~/.kaggle/kaggle.json", "/root/.kaggle/kaggle.json", "/home/*/.kaggle/kaggle.json", "**/.huggingface/token", "**/.cache/huggingface/token",
 		"**/.config/huggingface/token", "**/.codex/auth.json", "**/.claude/.credentials.json", "**/.config/github-copilot/{hosts,apps}.json",
 		"**/.gemini/oauth_creds.json", "**/.config/sops", "**/.config/sops/**", "**/.config/rclone", "**/.config/rclone/**", "**/Library/Application Support/sops/age/keys.txt",
 		"**/.ansible/vault_pass*", "**/.vault_pass*", "**/.vault-password*", "**/.config/gitlab-runner/config.toml",
 		"/etc/gitlab-runner/config.toml", "/etc/gitlab/gitlab-secrets.json", "/etc/mysql/debian.cnf", "/etc/ipsec.secrets",
 		"/etc/ppp/{chap,pap}-secrets", "/etc/wpa_supplicant/*.conf", "/etc/NetworkManager/system-connections/**", "/etc/wireguard/**",
 		"/etc/ceph/*.keyring", "/var/lib/jenkins/secrets/**", "/var/lib/jenkins/credentials.xml", "/var/lib/*/secrets", "/var/lib/*/secrets/**",
-		"/var/lib/samba/private/**", "/etc/krb5.keytab", "/etc/rclone/rclone.conf", "/etc/cloud/cloud.cfg.d/*password*"}},
+		"/var/lib/samba/private/**", "/etc/krb5.keytab", "/etc/rclone/rclone.conf", "/etc/cloud/cloud.cfg.d/*password*",
+		"**/.tsh/**", "**/.step/secrets/**", "**/.config/nix/nix.conf", "/etc/nix/nix.conf", "**/.lein/credentials.clj*",
+		"~/.codeium/config.json", "/root/.codeium/config.json", "/home/*/.codeium/config.json", "~/.continue/config.{json,yaml}", "/root/.continue/config.{json,yaml}", "/home/*/.continue/config.{json,yaml}", "/var/lib/docker/containers/*/config.v2.json",
+		"/etc/containerd/certs.d/**/*.key"}},
 	{"dotenv", []string{"**/.env", "**/.env.{local,production,prod,development,dev,staging,test}", "**/.env.*.local", "**/.envrc"}},
 	{"gpg_keyring", []string{"**/.gnupg", "**/.gnupg/**"}},
 	{"private_key", []string{"**/*.{pem,key,p12,pfx,jks,keystore,ppk,p8,keytab,agekey,ovpn}", "/etc/ssl/private/**", "/etc/letsencrypt/**",
 		"/etc/pki/tls/private/**", "/etc/pki/*/private/**"}},
-	{"shadow", []string{"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/security/opasswd", "/etc/master.passwd",
+	{"shadow", []string{"/etc/shadow", "/etc/shadow-", "/etc/shadow.*", "/etc/gshadow", "/etc/gshadow-", "/var/backups/*shadow*", "/etc/security/opasswd", "/etc/master.passwd",
 		"/etc/spwd.db", "/etc/tcb/**", "/var/db/dslocal/nodes/Default/users/**"}},
 	{"account_db", []string{"/etc/passwd", "/etc/passwd-", "/etc/group", "/etc/group-", "/etc/subuid", "/etc/subgid"}},
 	{"sudoers", []string{"/etc/sudoers", "/etc/sudoers.d", "/etc/sudoers.d/**", "/etc/doas.conf"}},
@@ -89,7 +99,7 @@ var sensitiveTable = []struct {
 	{"proc_root", []string{"/proc/*/root", "/proc/*/root/**", "/proc/*/cwd/**", "/proc/*/fd/**", "/proc/sys/**", "/proc/sysrq-trigger"}},
 	{"shell_history", []string{"**/.bash_history", "**/.zsh_history", "**/.history", "**/.python_history", "**/.psql_history", "**/.mysql_history", "**/.node_repl_history",
 		"**/.sqlite_history", "**/.rediscli_history", "**/.mongodb/mongosh/*_history", "**/.irb_history", "**/.pry_history", "**/.lesshst",
-		"**/.local/share/fish/fish_history"}},
+		"**/.local/share/fish/fish_history", "**/.local/share/atuin/history.db"}},
 	{"shell_rc", []string{"**/.bashrc", "**/.bash_profile", "**/.bash_login", "**/.bash_logout", "**/.profile", "**/.zshrc", "**/.zprofile",
 		"**/.zshenv", "**/.zlogin", "**/.zlogout", "**/.cshrc", "**/.tcshrc", "**/.kshrc", "**/.inputrc", "**/.config/fish/**",
 		"/etc/profile", "/etc/profile.d/**", "/etc/bash.bashrc", "/etc/bashrc", "/etc/zsh/**", "/etc/zshrc", "/etc/zprofile", "/etc/environment"}},
@@ -112,6 +122,19 @@ var sensitiveTable = []struct {
 		"**/.bitcoin/wallet.dat", "**/.bitcoin/wallets/**", "**/wallet.dat", "**/.ethereum/keystore/**", "**/.electrum/wallets/**",
 		"**/.config/Exodus/**", "**/Library/Application Support/Exodus/**", "**/.config/solana/id.json", "**/.solana/id.json",
 		"**/.monero/**", "**/.local/share/io.parity.ethereum/keys/**"}},
+	// Windows profiles and system secrets, matched on the path with its separators turned and
+	// its case folded (sensitiveMatcher.classify reads C:\Users\a\.aws\credentials as
+	// /users/a/.aws/credentials); the rows above apply to those paths as well.
+	{"credentials", []string{"**/appdata/roaming/rclone/rclone.conf", "**/appdata/roaming/github cli/hosts.yml", "**/appdata/roaming/npm/etc/npmrc",
+		"**/appdata/roaming/filezilla/{recentservers,sitemanager}.xml", "**/appdata/roaming/winscp.ini", "**/appdata/roaming/gcloud/**",
+		"**/appdata/roaming/microsoft/{credentials,protect,crypto,systemcertificates/my}/**", "**/appdata/local/microsoft/credentials/**",
+		"/windows/panther/unattend*.xml", "/windows/system32/sysprep/*.xml", "/programdata/ssh/ssh_host_*", "**/appdata/roaming/pypoetry/auth.toml"}},
+	{"shadow", []string{"/windows/system32/config/{sam,system,security}", "/windows/ntds/ntds.dit", "/windows/repair/{sam,system}"}},
+	{"browser_credentials", []string{"**/appdata/local/{google/chrome,microsoft/edge,bravesoftware/brave-browser,chromium,vivaldi}/user data/**",
+		"**/appdata/roaming/mozilla/firefox/**", "**/appdata/roaming/opera software/**", "**/appdata/roaming/{discord,slack,signal}/**",
+		"**/appdata/roaming/telegram desktop/tdata/**"}},
+	{"password_store", []string{"**/appdata/roaming/{bitwarden,keepass,keepassxc}/**", "**/appdata/local/1password/**", "**/appdata/roaming/exodus/**",
+		"**/appdata/roaming/{bitcoin,electrum,ethereum}/**"}},
 	{"block_device", []string{"/dev/sd*", "/dev/hd*", "/dev/vd*", "/dev/xvd*", "/dev/nvme*", "/dev/mmcblk*", "/dev/dm-*", "/dev/mapper/**", "/dev/loop*", "/dev/md*", "/dev/disk/**"}},
 	{"boot", []string{"/boot", "/boot/**", "/efi/**", "/lib/modules/**", "/usr/lib/modules/**"}},
 	{"hosts", []string{"/etc/hosts", "/etc/resolv.conf", "/etc/nsswitch.conf"}},
@@ -124,6 +147,9 @@ var sensitiveTable = []struct {
 type sensitiveMatcher struct {
 	byElem    map[string][]compiledPattern // rightmost literal element → patterns
 	unindexed []compiledPattern            // patterns without a literal element, prefiltered by needle
+	// folded matches paths of case-insensitive file systems (Windows forms, macOS /Users and
+	// /Volumes) with the table's patterns case-folded.
+	folded *sensitiveMatcher
 }
 
 type compiledPattern struct {
@@ -136,6 +162,12 @@ type compiledPattern struct {
 // newSensitiveMatcher compiles the table for a home directory. It panics on a bad pattern: the table
 // is a constant of this package and its tests compile it.
 func newSensitiveMatcher(home string) *sensitiveMatcher {
+	m := compileSensitive(home, false)
+	m.folded = compileSensitive(home, true)
+	return m
+}
+
+func compileSensitive(home string, fold bool) *sensitiveMatcher {
 	m := &sensitiveMatcher{byElem: map[string][]compiledPattern{}}
 	home = strings.TrimSuffix(home, "/")
 	for row, r := range sensitiveTable {
@@ -145,6 +177,9 @@ func newSensitiveMatcher(home string) *sensitiveMatcher {
 					continue
 				}
 				p = glob.QuoteMeta(home) + p[1:]
+			}
+			if fold {
+				p = strings.ToLower(p)
 			}
 			for _, x := range expandBraces(p) {
 				cp := compiledPattern{row: row, kind: r.Kind, needle: longestLiteral(x), g: glob.MustCompile(x, '/')}
@@ -159,8 +194,54 @@ func newSensitiveMatcher(home string) *sensitiveMatcher {
 	return m
 }
 
-// classify returns the sensitive kind of a cleaned absolute path, or "".
+// classify returns the sensitive kind of a cleaned absolute path, or "". A path that is the
+// text of a Windows path (C:\Users\a\.ssh\id_rsa, %USERPROFILE%\.aws\credentials, left
+// relative to the working directory by the resolver) or lies on a case-insensitive macOS volume is
+// also matched in its folded form.
 func (m *sensitiveMatcher) classify(clean string) string {
+	if k := m.match(clean); k != "" || m.folded == nil {
+		return k
+	}
+	if f, ok := foldedForm(clean); ok {
+		return m.folded.match(f)
+	}
+	return ""
+}
+
+// foldedForm: the lower-cased POSIX form of a Windows path text or a macOS user path.
+func foldedForm(p string) (string, bool) {
+	if len(p) > 4096 {
+		return "", false
+	}
+	win := strings.ContainsAny(p, `\%`) || strings.Contains(p, "$env:")
+	if !win && !strings.HasPrefix(p, "/Users/") && !strings.HasPrefix(p, "/Volumes/") {
+		return "", false
+	}
+	q := strings.ToLower(strings.ReplaceAll(p, `\`, "/"))
+	for _, v := range [][2]string{{"%userprofile%", "/users/user"}, {"$env:userprofile", "/users/user"}, {"${env:userprofile}", "/users/user"},
+		{"%homepath%", "/users/user"}, {"$home", "/users/user"}, {"%appdata%", "/users/user/appdata/roaming"},
+		{"$env:appdata", "/users/user/appdata/roaming"}, {"%localappdata%", "/users/user/appdata/local"},
+		{"$env:localappdata", "/users/user/appdata/local"}, {"%systemroot%", "/windows"}, {"$env:systemroot", "/windows"},
+		{"%windir%", "/windows"}, {"%programdata%", "/programdata"}} {
+		if i := strings.Index(q, v[0]); i >= 0 {
+			q = v[1] + q[i+len(v[0]):]
+			break
+		}
+	}
+	// C:/Users/… anywhere in the text (also after a working directory the resolver prefixed).
+	for i := 0; i+2 < len(q); i++ {
+		if q[i] >= 'a' && q[i] <= 'z' && q[i+1] == ':' && q[i+2] == '/' && (i == 0 || q[i-1] == '/') {
+			q = q[i+2:]
+			break
+		}
+	}
+	if !strings.HasPrefix(q, "/") {
+		return "", false
+	}
+	return path.Clean(q), true
+}
+
+func (m *sensitiveMatcher) match(clean string) string {
 	if isEnvExample(clean) {
 		return ""
 	}

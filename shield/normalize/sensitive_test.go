@@ -102,7 +102,8 @@ func TestSensitiveSurvey(t *testing.T) {
 		// ordinary project files and look-alikes
 		{"/home/user/project/.yarnrc.yml", ""}, {"/home/user/project/pip.conf", ""}, {"/home/user/project/docs/rclone.md", ""},
 		{"/home/user/project/keys.txt", ""}, {"/etc/rancher-notes.txt", ""}, {"/var/lib/apt/lists/x", ""}, {"/etc/os-release", ""},
-		{"/home/user/project/k8s/deployment.yaml", ""}, {"/home/user/.config/Code/User/keybindings.json", ""},
+		{"/home/user/project/k8s/deployment.yaml", ""}, {"/home/user/project/.sentryclirc", ""}, {"/home/user/.sentryclirc", "credentials"},
+		{"/home/user/project/.continue/config.json", ""}, {"/home/user/.continue/config.json", "credentials"}, {"/home/user/.config/Code/User/keybindings.json", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.path, func(t *testing.T) {
@@ -110,5 +111,25 @@ func TestSensitiveSurvey(t *testing.T) {
 				t.Errorf("classify(%q) = %q, want %q", tc.path, got, tc.kind)
 			}
 		})
+	}
+}
+
+// TestSensitiveFolded: Windows path texts (left relative by the resolver, so prefixed with the
+// working directory) and macOS user paths on case-insensitive volumes are matched folded.
+func TestSensitiveFolded(t *testing.T) {
+	m := newSensitiveMatcher("/home/user")
+	tests := []struct{ path, kind string }{
+		{`/w/C:\Users\alice\.aws\credentials`, "cloud_credentials"}, {`C:\Users\alice\.ssh\id_rsa`, "ssh_key"},
+		{`/w/%USERPROFILE%\.docker\config.json`, "docker_config"}, {`/w/%APPDATA%\rclone\rclone.conf`, "credentials"},
+		{`/w/C:\Users\a\AppData\Local\Google\Chrome\User Data\Default\Login Data`, "browser_credentials"},
+		{`/w/C:\Windows\System32\config\SAM`, "shadow"}, {`/w/$env:USERPROFILE\.kube\config`, "kube_config"},
+		{"/Users/alice/.SSH/id_ed25519", "ssh_key"}, {"/Users/alice/.AWS/credentials", "cloud_credentials"},
+		{`/w/C:\Users\alice\project\src\main.go`, ""}, {`/w/docs\notes.md`, ""}, {"/Users/alice/project/README.md", ""},
+		{"/home/user/.SSH/config", ""}, // Linux file systems are case-sensitive: another file
+	}
+	for _, tc := range tests {
+		if got := m.classify(tc.path); got != tc.kind {
+			t.Errorf("classify(%q) = %q, want %q", tc.path, got, tc.kind)
+		}
 	}
 }

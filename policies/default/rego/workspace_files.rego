@@ -63,7 +63,7 @@ written_lines contains l if {
 # Vocabulary
 
 # A secret named in text: CI secrets, secret-named variables, credential files, the environment.
-text_secret_re := `(?i)(\$\{\{\s*(secrets\.|tojson\(\s*secrets)|\$\{?[a-z0-9_]*(secret|token|password|passwd|api_?key|access_key|private_key|credential)[a-z0-9_]*|(~|\$home|\$\{home\}|/home/[^/\s]+|/root)/\.(ssh|aws|kube|docker|gnupg|netrc|npmrc|pypirc|git-credentials|config/gh|config/gcloud|azure|vault-token)|\bid_(rsa|ed25519|ecdsa|dsa)\b|/proc/(self|[0-9*]+)/environ|(^|[\s;&|(])(printenv|env)\s*($|[|>;)&])|\bexport\s+-p\b|\bdeclare\s+-x\b|(^|[\s/"'=@])\.env([\s"';|>)]|$)|process\.env\b|os\.environ|os\.getenv\(\s*['"][a-z0-9_]*(secret|token|password|key)|\benv\[['"][a-z0-9_]*(secret|token|password|key))`
+text_secret_re := `(?i)(\$\{\{\s*(secrets\.|tojson\(\s*secrets)|\$\{?[a-z0-9_]*(secret|token|password|passwd|api_?key|access_key|private_key|credential)[a-z0-9_]*|(~|\$home|\$\{home\}|\$\(home\)|\$env:userprofile|%userprofile%|/home/[^/\s]+|/root|/users/[^/\s]+)[/\\]\.(ssh|aws|kube|docker|gnupg|netrc|npmrc|pypirc|git-credentials|config/gh|config/gcloud|azure|vault-token)|(^|[\s"'=@])\.(aws/credentials|ssh/id_[a-z0-9]+|netrc|git-credentials|docker/config\.json|kube/config)\b|\bid_(rsa|ed25519|ecdsa|dsa)\b|/proc/(self|[0-9*]+)/environ|(^|[\s;&|(])(printenv|env)\s*($|[|>;)&])|\bexport\s+-p\b|\bdeclare\s+-x\b|(^|[\s/"'=@])\.env([\s"';|>)]|$)|process\.env\b|os\.environ|os\.getenv\(\s*['"][a-z0-9_]*(secret|token|password|key)|\benv\[['"][a-z0-9_]*(secret|token|password|key))`
 
 # A network sink named in text.
 text_sink_re := `(?i)(\b(curl|wget|nc|ncat|netcat|socat|telnet|xh|scp|rsync|sftp|ftp|invoke-webrequest|invoke-restmethod|iwr|irm)\b|\bhttps?\s+(post|put|get)\b|/dev/(tcp|udp)/|requests\.(post|put|get)|\bfetch\s*\(|urllib|http\.request|\bhttps?\.(get|request)\s*\(|require\(\s*['"]https?['"]\s*\)|xmlhttprequest|axios|\bsocket\b|net::http|\bdig\b|\bnslookup\b)`
@@ -72,7 +72,21 @@ text_sink_re := `(?i)(\b(curl|wget|nc|ncat|netcat|socat|telnet|xh|scp|rsync|sftp
 text_fetch_exec_re := `(?i)((curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod)\b[^|\n]*\|\s*(sudo\s+)?(ba|z|da|k|fi)?sh\b|(curl|wget|iwr|irm|invoke-webrequest)\b[^|\n]*\|\s*(sudo\s+)?(python[0-9.]*|node|perl|ruby|php|iex|invoke-expression)\b|(ba|z)?sh\s+<\(\s*(curl|wget)|(source|\.)\s+<\(\s*(curl|wget)|(eval|sh\s+-c|bash\s+-c)\s+"?\$\((curl|wget)|python[0-9.]*\s+-c\s+.*(urlopen|requests\.get)\(.*exec)`
 
 # Hosts a text names: URL hosts and bare IPv4 addresses.
-text_hosts(t) := {lower(h) | some m in regex.find_all_string_submatch_n(`(?i)\b(?:https?|wss?|ftp)://(?:[^/\s@"']*@)?([a-z0-9.-]+)`, t, 16); h := m[1]} | {h | some h in regex.find_n(`\b[0-9]{1,3}(?:\.[0-9]{1,3}){3}\b`, t, 16)}
+text_hosts(t) := (url_hosts(t) | {h | some h in regex.find_n(`\b[0-9]{1,3}(?:\.[0-9]{1,3}){3}\b`, t, 16)}) | sink_domains(t)
+
+url_hosts(t) := {lower(h) | some m in regex.find_all_string_submatch_n(`(?i)\b(?:https?|wss?|ftp)://(?:[^/\s@"']*@)?([a-z0-9.-]+)`, t, 16); h := m[1]}
+
+# A bare domain a network tool is pointed at (dig x.evil.example, nc evil.example 443), not a
+# file name (the last label is no file extension).
+sink_domains(t) := {lower(d) |
+	some m in regex.find_all_string_submatch_n(`(?i)\b(?:dig|nslookup|host|ping|nc|ncat|netcat|telnet|ssh|scp|rsync|socat|curl|wget)\b[^\n;&]*?[\s@.:]([a-z0-9-]+(?:\.[a-z0-9-]+)*\.([a-z]{2,24}))\b`, t, 16)
+	not lower(m[2]) in file_extensions
+	d := m[1]
+}
+
+file_extensions := {"json", "txt", "yml", "yaml", "sh", "py", "js", "ts", "md", "tgz", "gz", "zip", "xml", "html", "htm", "conf", "log",
+	"key", "pem", "env", "lock", "toml", "cfg", "ini", "csv", "tar", "bz2", "xz", "whl", "jar", "rb", "go", "rs", "java", "so", "out", "bin",
+	"exe", "dll", "png", "jpg", "svg", "css", "map", "mjs", "cjs", "d", "local", "pub", "crt", "cert", "der", "p12", "pfx", "sock", "pid"}
 
 host_allowed(h) if host_in_list(h, cfg.egress_hosts)
 
@@ -204,6 +218,12 @@ editor_runs_code contains "automatic tasks or workspace trust turned off" if {
 	regex.match(`(?i)"(task\.allowAutomaticTasks"\s*:\s*"on|security\.workspace\.trust\.enabled"\s*:\s*false)`, t)
 }
 
+editor_runs_code contains "a terminal environment that loads code" if {
+	count(editor_file) > 0
+	some t in written_text
+	regex.match(`(?i)"terminal\.integrated\.env\.[a-z]+"\s*:\s*\{[^}]*"(LD_PRELOAD|LD_AUDIT|DYLD_INSERT_LIBRARIES|NODE_OPTIONS|PYTHONSTARTUP|BASH_ENV|ENV|PROMPT_COMMAND|PERL5OPT|RUBYOPT|JAVA_TOOL_OPTIONS|GIT_SSH_COMMAND|ZDOTDIR)"`, t)
+}
+
 editor_runs_code contains "a terminal shell or profile" if {
 	count(editor_file) > 0
 	some t in written_text
@@ -302,6 +322,20 @@ escalate contains finding("workspace.package-verification-off", sprintf("writes 
 	regex.match(`(?i)(strict-ssl\s*[=:]\s*false|enableStrictSsl\s*:\s*false|trusted-host|--trusted-host|ssl_verify\s*[=:]\s*(false|0|no)|sslverify\s*=\s*false|GOSUMDB\s*=\s*off|GOFLAGS\s*=.*-insecure|GOINSECURE\s*=|GONOSUMDB\s*=\s*\*|disable-tls"?\s*:\s*true|secure-http"?\s*:\s*false|check-revoke\s*=\s*false|unsafeHttpWhitelist|protocol\.file\.allow\s*=\s*always)`, l)
 }
 
+# Package-manager configuration that runs code: the shell npm runs scripts with, node options,
+# yarn's own binary, bun preloads, cargo runners and compiler wrappers. A value in the workspace
+# (.yarn/releases/yarn-4.cjs) is the project's code; one outside it, a download or an option that
+# loads code from elsewhere is not.
+escalate contains finding("workspace.package-config-runs-code", sprintf("writes %s, which makes the package manager run %s", [p, m[2]])) if {
+	some p in written_path
+	regex.match(`/(\.npmrc|\.yarnrc(\.yml)?|bunfig\.toml|\.cargo/config(\.toml)?|\.pnpmrc)$`, p)
+	some l in written_lines
+	some m in regex.find_all_string_submatch_n(`(?i)^\s*["']?(script-shell|node-options|onload-script|init-module|git|shell|yarnPath|preload|runner|rustc-wrapper|rustc-workspace-wrapper|rustc|rustdoc|linker)["']?\s*[=:]\s*\[?\s*["']?([^"'\]\n]+)`, l, 1)
+	foreign_executable(m[2])
+}
+
+foreign_executable(v) if regex.match(`(--require|--import|--loader|-r)[\s=]+(/|~)`, v)
+
 # ---------------------------------------------------------------------------------------------
 # Agent instruction files that tell agents to publish credentials
 
@@ -335,3 +369,11 @@ negated_publish(l) if {
 negated_publish(l) if regex.match(`\b(keep|kept)\b[^\n]*\b(out of|away from)\b`, l)
 
 negated_publish(l) if regex.match(`\b(never|not)\s+(be\s+)?(committed|published|shared|posted|logged|printed|exposed|pushed)\b`, l)
+
+# Instructions that name a credential file at all (an agent needs no pointer to ~/.ssh/id_rsa to
+# do project work): a human looks.
+escalate contains finding("agent.instructions-name-credentials", sprintf("writes %s, which points agents at credential files", [p])) if {
+	some p in instruction_write
+	some t in written_text
+	regex.match(`(?i)(~|\$home|\$\{home\}|/home/[^/\s]+|/root)/\.(ssh/|aws/|kube/config|docker/config\.json|gnupg|netrc|npmrc|pypirc|git-credentials|config/gh/|config/gcloud|azure/|vault-token|password-store)|/proc/(self|[0-9*]+)/environ|/etc/(shadow|gshadow|sudoers)|\bid_(rsa|ed25519|ecdsa)\b`, t)
+}
