@@ -126,6 +126,7 @@ func inputValue(a *normalize.Action, call *shield.Call, keep map[string]bool) (a
 				boolean("unresolved", e.Unresolved),
 				num("port", e.Port),
 				str("remote", e.Remote),
+				str("inline", e.Inline),
 			)
 		}
 		return ast.ArrayTerm(effects...)
@@ -207,7 +208,7 @@ func init() {
 		"name", "argv", "raw", "depth", "via", "pipe", "pipe_index", "redirects", "dynamic", "sudo",
 		"background", "env", "op", "fd", "path", "clean", "role", "in_workspace", "sensitive", "kind",
 		"dotdot", "scheme", "host", "port", "query", "userinfo", "ip_class", "registrable",
-		"effects", "flows", "unresolved", "unknown_programs", "target", "program", "detail", "from", "to",
+		"effects", "flows", "unresolved", "unknown_programs", "target", "program", "detail", "from", "to", "inline",
 		gateInputKey,
 	} {
 		keyTerms[k] = ast.StringTerm(k)

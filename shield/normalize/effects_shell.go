@@ -486,9 +486,17 @@ func (w *walker) codeEffect(prog, code string, dyn bool) int {
 		e.Unresolved = true
 		s.addUnresolved("code " + code + " (" + prog + ")")
 	}
+	var iv InlineVerdict
+	if !shells[prog] && s.n.opt.Inline.Handles(prog) {
+		iv = s.n.opt.Inline.Analyse(prog, code) // inline_code.go
+		e.Inline = iv.Field()
+	}
 	i := s.addEffect(e)
 	if shells[prog] {
 		return i // walked as shell
+	}
+	for _, p := range iv.Reads {
+		w.pathEffect(EffectRead, prog, p, false)
 	}
 	for _, m := range quotedPathRE.FindAllStringSubmatch(code, 16) {
 		if !strings.Contains(m[1], "://") {
