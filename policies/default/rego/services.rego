@@ -60,3 +60,35 @@ deny contains finding("net.loopback-admin", sprintf("talks to the %s through its
 	s := admin_socket(e.target)
 	s.decision == "block"
 }
+
+# A static file server bound to an address other than loopback that serves a directory outside
+# the workspace (the home directory, /): everything under it is handed to the network. The
+# served directory is also a read effect, judged by the envelope; a dev server on loopback
+# serving the workspace stays allowed.
+deny contains finding("net.exposed-server", sprintf("serves %s to the network on %s", [dir, e.target])) if {
+	some e in input.effects
+	e.kind == "listen"
+	startswith(e.detail, "serves ")
+	not bind_loopback(effect_host(e.target))
+	dir := substring(e.detail, 7, -1)
+	not under(dir, input.workspace)
+}
+
+# Tunnels that publish a local port on the internet (data: shield.services.tunnel_programs).
+escalate contains finding("net.tunnel-expose", sprintf("publishes a local port on the internet (%s)", [e.target])) if {
+	some e in input.effects
+	e.kind in {"exec", "install"}
+	svc.tunnel_programs[e.target]
+}
+
+escalate contains finding("net.tunnel-expose", sprintf("publishes a local port on the internet (%s)", [c.name])) if {
+	some c in input.commands
+	svc.tunnel_programs[c.name]
+}
+
+# A bind address that only this host reaches (0.0.0.0 and :: are every interface).
+bind_loopback(h) if h in {"localhost", "::1", "ip6-localhost"}
+
+bind_loopback(h) if startswith(h, "127.")
+
+bind_loopback(h) if endswith(h, ".localhost")
