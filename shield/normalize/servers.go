@@ -79,6 +79,7 @@ func (w *walker) serverEffects(prog string, args words) {
 			return "", false
 		}
 		if v, hit, sep := takes(sv.dirOpts, a); hit {
+			dirDyn = rest.dyn[i]
 			if sep {
 				v, dirDyn = next()
 			}
