@@ -116,6 +116,14 @@ func inputValue(a *normalize.Action, call *shield.Call, keep map[string]bool) (a
 		}
 		effects := make([]*ast.Term, len(a.Effects))
 		for i, e := range a.Effects {
+			if e.Inline != "" {
+				// Inline code the normaliser analysed: "confined" or "capable: why".
+				effects[i] = ast.ObjectTerm(
+					str("kind", e.Kind), str("target", e.Target), str("program", e.Program), str("detail", e.Detail),
+					boolean("in_workspace", e.InWorkspace), boolean("sensitive", e.Sensitive), boolean("unresolved", e.Unresolved),
+					num("port", e.Port), str("remote", e.Remote), str("inline", e.Inline))
+				continue
+			}
 			effects[i] = ast.ObjectTerm(
 				str("kind", e.Kind),
 				str("target", e.Target),
@@ -126,7 +134,6 @@ func inputValue(a *normalize.Action, call *shield.Call, keep map[string]bool) (a
 				boolean("unresolved", e.Unresolved),
 				num("port", e.Port),
 				str("remote", e.Remote),
-				str("inline", e.Inline),
 			)
 		}
 		return ast.ArrayTerm(effects...)
