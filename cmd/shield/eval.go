@@ -165,6 +165,9 @@ func effectText(e normalize.Effect) string {
 	if e.Remote != "" {
 		b.WriteString(" @" + e.Remote)
 	}
+	if e.Inline != "" {
+		b.WriteString(" inline: " + e.Inline)
+	}
 	return b.String()
 }
 

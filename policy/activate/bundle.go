@@ -184,7 +184,30 @@ func Normalizer(b *policy.Bundle, opt Options) (*normalize.Normalizer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return normalize.New(cat, normalize.Options{Workspace: opt.Workspace, Home: opt.Home, Commands: specs, ResolveLinks: opt.ResolveLinks}), nil
+	inline, err := inlineAllowList(b, opt)
+	if err != nil {
+		return nil, err
+	}
+	return normalize.New(cat, normalize.Options{Workspace: opt.Workspace, Home: opt.Home, Commands: specs, Inline: inline, ResolveLinks: opt.ResolveLinks}), nil
+}
+
+// InlineFile is the bundle's allow list of inline interpreter code (shield/normalize
+// inline_code.go): the bundle's own replaces the default bundle's; without either, inline code
+// is judged by the bundle's rules alone.
+const InlineFile = "inline.yaml"
+
+func inlineAllowList(b *policy.Bundle, opt Options) (*normalize.InlineAllowList, error) {
+	if data, ok := b.Files[InlineFile]; ok {
+		return normalize.ParseInlineAllowList(InlineFile, data)
+	}
+	if opt.NoBaseCatalog {
+		return nil, nil
+	}
+	data, err := policies.Default.ReadFile("default/" + InlineFile)
+	if err != nil {
+		return nil, fmt.Errorf("read the embedded inline allow list: %w", err)
+	}
+	return normalize.ParseInlineAllowList("default/"+InlineFile, data)
 }
 
 // commandSpecs parses the command specs of a bundle: the default bundle's commands/*.spec (unless

@@ -116,6 +116,14 @@ func inputValue(a *normalize.Action, call *shield.Call, keep map[string]bool) (a
 		}
 		effects := make([]*ast.Term, len(a.Effects))
 		for i, e := range a.Effects {
+			if e.Inline != "" {
+				// Inline code the normaliser analysed: "confined" or "capable: why".
+				effects[i] = ast.ObjectTerm(
+					str("kind", e.Kind), str("target", e.Target), str("program", e.Program), str("detail", e.Detail),
+					boolean("in_workspace", e.InWorkspace), boolean("sensitive", e.Sensitive), boolean("unresolved", e.Unresolved),
+					num("port", e.Port), str("remote", e.Remote), str("inline", e.Inline))
+				continue
+			}
 			effects[i] = ast.ObjectTerm(
 				str("kind", e.Kind),
 				str("target", e.Target),
@@ -207,7 +215,7 @@ func init() {
 		"name", "argv", "raw", "depth", "via", "pipe", "pipe_index", "redirects", "dynamic", "sudo",
 		"background", "env", "op", "fd", "path", "clean", "role", "in_workspace", "sensitive", "kind",
 		"dotdot", "scheme", "host", "port", "query", "userinfo", "ip_class", "registrable",
-		"effects", "flows", "unresolved", "unknown_programs", "target", "program", "detail", "from", "to",
+		"effects", "flows", "unresolved", "unknown_programs", "target", "program", "detail", "from", "to", "inline",
 		gateInputKey,
 	} {
 		keyTerms[k] = ast.StringTerm(k)

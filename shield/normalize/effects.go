@@ -45,6 +45,10 @@ type Effect struct {
 	// Remote: where the effect happens when not on this host: "ssh:HOST", "container:NAME",
 	// "pod:NAME" (the command ssh, docker exec or kubectl exec runs there). "" = this host.
 	Remote string `json:"remote"`
+	// Inline: for inline interpreter code whose language the bundle's inline allow list knows
+	// (inline_code.go): "confined" when every import, name, member and method it uses is
+	// allow-listed, else "capable: <reason>". "" for every other effect.
+	Inline string `json:"inline,omitempty"`
 }
 
 // Flow is data moving from a source effect to a sink effect within one call (a pipe, a

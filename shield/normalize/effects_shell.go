@@ -487,9 +487,17 @@ func (w *walker) codeEffect(prog, code string, dyn bool) int {
 		e.Unresolved = true
 		s.addUnresolved("code " + code + " (" + prog + ")")
 	}
+	var iv InlineVerdict
+	if !shells[prog] && s.n.opt.Inline.Handles(prog) {
+		iv = s.n.opt.Inline.Analyse(prog, code) // inline_code.go
+		e.Inline = iv.Field()
+	}
 	i := s.addEffect(e)
 	if shells[prog] {
 		return i // walked as shell
+	}
+	for _, p := range iv.Reads {
+		w.pathEffect(EffectRead, prog, p, false)
 	}
 	for _, m := range quotedPathRE.FindAllStringSubmatch(code, 16) {
 		if !strings.Contains(m[1], "://") {
@@ -721,6 +729,7 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 	}
 	w.secretSources(c, ws.sub(1))     // secret_sources.go: with or without a spec
 	w.packageSources(name, ws.sub(1)) // package_sources.go
+	w.serverEffects(name, ws.sub(1))  // servers.go: static file servers
 	sp := s.n.opt.Commands.lookup(name)
 	if sp == nil {
 		if name != "" && !shellBuiltinNoop[name] && !w.funcs[name] {

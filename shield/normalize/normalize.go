@@ -35,6 +35,9 @@ type Options struct {
 	// Commands are the command specs the shell walker reads programs with (the bundle's
 	// commands/*.spec). nil knows no program: every command is an unknown program.
 	Commands *CommandSpecs
+	// Inline is the allow list inline interpreter code is judged by (the bundle's inline.yaml,
+	// inline_code.go). nil makes the inline code of every interpreter capable.
+	Inline *InlineAllowList
 	// ResolveLinks: classify workspace paths that exist on this host where their symbolic links
 	// lead (links.go). Off by default: set it only when the appliance shares the workspace's
 	// file system.

@@ -157,13 +157,24 @@ inside(e) if {
 	not regex.match(`system\s*\(|\|\s*getline|\|&`, e.detail)
 }
 
-# Inline interpreter code that uses no capability (no process, network, file write, dynamic code
-# or decoding): a computation whose effects are those the engine already read from it (the paths
-# and URLs it names).
+# Inline interpreter code the normaliser analysed against the bundle's allow list (inline.yaml,
+# shield/normalize/inline_code.go): confined when every import, name, member and method it uses
+# is allow-listed and nothing is reached dynamically; its effects are those the engine read from
+# it (the paths it reads, the URLs it names). Capable code (e.inline "capable: why") is outside.
 inside(e) if {
 	e.kind == "exec"
 	not e.unresolved
 	object.get(e, "remote", "") == ""
+	object.get(e, "inline", "") == "confined"
+}
+
+# Code of programs the allow list does not cover (SQL clients, a tool's fixed effect): no
+# capability the lexical check below sees.
+inside(e) if {
+	e.kind == "exec"
+	not e.unresolved
+	object.get(e, "remote", "") == ""
+	object.get(e, "inline", "") == ""
 	not e.detail in {"stdin", "file", ""}
 	not startswith(e.detail, "/")
 	not inline_code_capable(e.detail)
