@@ -146,8 +146,9 @@ type catalogFile struct {
 }
 
 // SecretFormat is one issuer's credential format (gitleaks-style): Regex matches a whole token
-// (RE2 syntax, matched at a word boundary); Prefix, when set, is what marks the token in text that
-// was decoded from hex or base64, where a truncated token still counts.
+// (RE2 syntax, matched at a word boundary); Prefix is the issuer's marker: the words it matches are
+// the ones Regex is run on, and in text decoded from hex or base64 it marks a token on its own
+// (a truncated token still counts).
 type SecretFormat struct {
 	ID     string `yaml:"id"`
 	Regex  string `yaml:"regex"`
@@ -158,22 +159,20 @@ type SecretFormat struct {
 func compileSecretFormats(name string, fs []SecretFormat) (tok, pre *regexp.Regexp, probs []string) {
 	var toks, pres []string
 	for _, f := range fs {
-		if f.ID == "" || f.Regex == "" {
-			probs = append(probs, fmt.Sprintf("%s: secret_formats: %q: id and regex are required", name, f.ID))
+		if f.ID == "" || f.Regex == "" || f.Prefix == "" {
+			probs = append(probs, fmt.Sprintf("%s: secret_formats: %q: id, regex and prefix are required", name, f.ID))
 			continue
 		}
 		if _, err := regexp.Compile(f.Regex); err != nil {
 			probs = append(probs, fmt.Sprintf("%s: secret_formats: %s: %v", name, f.ID, err))
 			continue
 		}
-		toks = append(toks, "(?:"+f.Regex+")")
-		if f.Prefix != "" {
-			if _, err := regexp.Compile(f.Prefix); err != nil {
-				probs = append(probs, fmt.Sprintf("%s: secret_formats: %s: prefix: %v", name, f.ID, err))
-				continue
-			}
-			pres = append(pres, "(?:"+f.Prefix+")")
+		if _, err := regexp.Compile(f.Prefix); err != nil {
+			probs = append(probs, fmt.Sprintf("%s: secret_formats: %s: prefix: %v", name, f.ID, err))
+			continue
 		}
+		toks = append(toks, "(?:"+f.Regex+")")
+		pres = append(pres, "(?:"+f.Prefix+")")
 	}
 	if len(toks) > 0 && len(probs) == 0 {
 		tok = regexp.MustCompile(`\b(?:` + strings.Join(toks, "|") + `)`)

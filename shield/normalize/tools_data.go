@@ -64,6 +64,8 @@ func decodedText(s string) string {
 
 // carriesCredential reports whether text holds a credential of a known format, or encodes (hex,
 // base64, one level, also inside a KEY=VALUE or JSON string) one written as an assignment.
+// The format union is run only on token-shaped words its issuers' prefixes match: its counted
+// repetitions make a large program.
 func (c *Catalog) carriesCredential(text string) bool {
 	if len(text) > maxDataScan {
 		text = text[:maxDataScan]
@@ -72,20 +74,49 @@ func (c *Catalog) carriesCredential(text string) bool {
 	if c != nil {
 		tokenRE, prefixRE = c.tokenRE, c.tokenPrefixRE
 	}
-	if (tokenRE != nil && tokenRE.MatchString(text)) || secretTextRE.MatchString(text) {
+	if secretTextRE.MatchString(text) {
 		return true
 	}
-	for _, f := range strings.FieldsFunc(text, func(r rune) bool {
-		return r == ' ' || r == '\n' || r == '\t' || r == '"' || r == '\'' || r == '=' || r == '&' || r == ',' || r == ':' || r == '?'
-	}) {
-		if len(f) < 16 {
+	decoded := 0
+	for i := 0; i < len(text); {
+		j := i
+		for j < len(text) && isTokenByte(text[j]) {
+			j++
+		}
+		if j == i {
+			i++
 			continue
 		}
-		if d := decodedText(f); d != "" && ((prefixRE != nil && prefixRE.MatchString(d)) || credentialTextRE.MatchString(d) || secretTextRE.MatchString(d)) {
+		word := text[i:j]
+		i = j
+		if len(word) < 12 {
+			continue
+		}
+		// The small prefix union selects the words the large whole-token union is run on.
+		if tokenRE != nil && prefixRE.MatchString(word) && tokenRE.MatchString(word) {
 			return true
+		}
+		// base64 and hex runs, and VALUE of KEY=VALUE inside them.
+		for _, f := range strings.Split(word, "=") {
+			if len(f) < 16 || decoded >= maxDecodedWords {
+				continue
+			}
+			decoded++
+			if d := decodedText(f); d != "" && ((prefixRE != nil && prefixRE.MatchString(d)) || credentialTextRE.MatchString(d) || secretTextRE.MatchString(d)) {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+// maxDecodedWords bounds the words of one text decoded from hex or base64.
+const maxDecodedWords = 64
+
+// isTokenByte: a byte of a token, a hex or a base64 run.
+func isTokenByte(b byte) bool {
+	return b == '_' || b == '-' || b == '.' || b == '+' || b == '/' || b == '=' ||
+		(b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || (b >= '0' && b <= '9')
 }
 
 // structuredEffects adds the effects of the data a structured (non-exec) call carries.

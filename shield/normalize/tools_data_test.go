@@ -46,11 +46,11 @@ func TestCarriesCredential(t *testing.T) {
 
 func TestSecretFormatsStrict(t *testing.T) {
 	t.Parallel()
-	_, err := ParseCatalog("c.yaml", []byte("version: 1\nsecret_formats:\n  - {id: bad, regex: \"(\"}\n  - {regex: \"x\"}\ntools: []\n"))
+	_, err := ParseCatalog("c.yaml", []byte("version: 1\nsecret_formats:\n  - {id: bad, regex: \"(\", prefix: x}\n  - {regex: \"x\", prefix: x}\n  - {id: noprefix, regex: \"x\"}\ntools: []\n"))
 	if err == nil {
 		t.Fatal("a bad secret format parsed")
 	}
-	for _, want := range []string{"bad", "id and regex are required"} {
+	for _, want := range []string{"bad", "id, regex and prefix are required", "noprefix"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not name %q", err, want)
 		}
@@ -113,4 +113,22 @@ func FuzzCarriesCredential(f *testing.F) {
 			t.Fatalf("decoded text longer than its encoding: %d > %d", len(d), len(s))
 		}
 	})
+}
+
+// BenchmarkCarriesCredential: the worst shapes of a body at the scan bound (one long token-shaped
+// word, many short words, a long hex run).
+func BenchmarkCarriesCredential(b *testing.B) {
+	c := defaultCatalog(b)
+	inputs := map[string]string{
+		"one word":    strings.Repeat("a", maxDataScan),
+		"short words": strings.Repeat("ab ", maxDataScan/3),
+		"hex":         hex.EncodeToString([]byte(strings.Repeat("note ", maxDataScan/10))),
+	}
+	for name, in := range inputs {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				c.carriesCredential(in)
+			}
+		})
+	}
 }

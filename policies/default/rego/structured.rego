@@ -7,7 +7,8 @@
 #   destroying statements are judged by effects.database-destroy.
 # - A browser pointed at its own internals or at a local file (view-source:, chrome://, file:,
 #   javascript:, data:).
-# - A secret file moved or copied into a directory a web server or a build publishes.
+# - A secret file moved or copied into a directory a web server or a build publishes (a move
+#   tool's source, cp/mv/install in a shell: a secret read and a write there in one call).
 # - A settings change that lowers a protection: permission modes, the appliance, the sandbox,
 #   hooks; a role granted to someone.
 # - Internal admin endpoints reached by a request: script consoles, the cluster API, names of
@@ -56,14 +57,15 @@ escalate contains finding("structured.browser-local-file", sprintf("opens the lo
 
 published_dir_re := `/(public|static|www|wwwroot|htdocs|html|dist|build|out|_site|site|assets|uploads|media|docs|web|served|pub)(/|$)`
 
-deny contains finding("structured.secret-published", sprintf("moves the secret %s to %s, where it is served or published", [src.clean, dst.clean])) if {
-	input.class in {"file_move", "file_write"}
-	some src in input.paths
-	src.role == "source"
-	src.sensitive
-	some dst in input.paths
-	dst.role == "dest"
-	regex.match(published_dir_re, dst.clean)
+deny contains finding("structured.secret-published", sprintf("puts the secret %s into %s, where it is served or published", [sec.target, w.target])) if {
+	some sec in input.effects
+	sec.kind == "secret"
+	startswith(sec.target, "/")
+	not sec.detail in {"session", "request", "content", "agent_load"}
+	some w in input.effects
+	w.kind == "write"
+	regex.match(published_dir_re, w.target)
+	not regex.match(published_dir_re, sec.target) # already there
 }
 
 # ---- settings that lower a protection

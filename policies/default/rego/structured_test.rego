@@ -82,18 +82,22 @@ test_url_text_role_ignored if {
 # ---- secret files published
 
 test_secret_moved_into_public_denied if {
-	inp := act("file_move", [{"op": "replace", "path": "/paths", "value": [
-		{"raw": "/w/.env", "clean": "/w/.env", "role": "source", "in_workspace": true, "sensitive": true, "kind": "dotenv"},
-		{"raw": "/w/public/e.txt", "clean": "/w/public/e.txt", "role": "dest", "in_workspace": true, "sensitive": false, "kind": ""},
-	]}])
+	inp := with_effects("file_move", [eff("read", "/w/.env", "dotenv"), eff("secret", "/w/.env", "dotenv"), eff("write", "/w/public/e.txt", "")])
+	"structured.secret-published" in rules(shield.deny) with input as inp
+}
+
+test_secret_copied_by_a_command_into_dist_denied if {
+	inp := with_effects("exec", [eff("secret", "/home/u/.aws/credentials", "cloud_credentials"), eff("write", "/w/dist/c.txt", "")])
 	"structured.secret-published" in rules(shield.deny) with input as inp
 }
 
 test_asset_moved_into_public_allowed if {
-	inp := act("file_move", [{"op": "replace", "path": "/paths", "value": [
-		{"raw": "/w/logo.svg", "clean": "/w/logo.svg", "role": "source", "in_workspace": true, "sensitive": false, "kind": ""},
-		{"raw": "/w/public/logo.svg", "clean": "/w/public/logo.svg", "role": "dest", "in_workspace": true, "sensitive": false, "kind": ""},
-	]}])
+	inp := with_effects("file_move", [eff("read", "/w/logo.svg", ""), eff("write", "/w/public/logo.svg", "")])
+	not "structured.secret-published" in rules(shield.deny) with input as inp
+}
+
+test_secret_copied_beside_itself_allowed_here if {
+	inp := with_effects("exec", [eff("secret", "/w/.env", "dotenv"), eff("write", "/w/.env.bak", "")])
 	not "structured.secret-published" in rules(shield.deny) with input as inp
 }
 
