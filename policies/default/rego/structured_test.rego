@@ -177,3 +177,19 @@ test_cloud_privilege_denied if {
 	inp := with_effects("exec", [eff("privilege", "cloud:aws iam", "aws iam attach-user-policy")])
 	"structured.cloud-privilege" in rules(shield.deny) with input as inp
 }
+
+test_cluster_api_from_a_command_denied if {
+	inp := act("exec", [{"op": "replace", "path": "/urls", "value": [url("https://kubernetes.default.svc.cluster.local/api/v1/secrets", "https", "kubernetes.default.svc.cluster.local", "/api/v1/secrets", "hostname")]}])
+	"structured.cluster-api" in rules(shield.deny) with input as inp
+}
+
+test_sibling_service_not_the_cluster_api if {
+	inp := with_urls("net_request", [url("http://orders.shop.svc.cluster.local/health", "http", "orders.shop.svc.cluster.local", "/health", "hostname")])
+	not "structured.cluster-api" in rules(shield.deny) with input as inp
+	not "structured.internal-admin" in rules(shield.deny) with input as inp
+}
+
+test_local_scripts_path_not_a_console if {
+	inp := with_urls("exec", [url("http://localhost:3000/scripts/app.js", "http", "localhost", "/scripts/app.js", "loopback")])
+	not "structured.internal-admin" in rules(shield.deny) with input as inp
+}
