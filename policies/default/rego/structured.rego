@@ -28,6 +28,14 @@ deny contains finding("structured.database-server-access", sprintf("%s reaches f
 	some e in input.effects
 	e.kind == "exec"
 	startswith(e.detail, "database ")
+	not startswith(e.detail, "database dynamic SQL")
+}
+
+# SQL text built at run time (EXEC(@q), EXECUTE format(…, var)): what it runs cannot be read.
+escalate contains finding("structured.database-dynamic-sql", sprintf("runs SQL built at run time on %s", [e.target])) if {
+	some e in input.effects
+	e.kind == "exec"
+	startswith(e.detail, "database dynamic SQL")
 }
 
 # ---- browsers

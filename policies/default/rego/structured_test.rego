@@ -43,6 +43,12 @@ test_database_server_access_denied if {
 	"structured.database-server-access" in rules(shield.deny) with input as inp
 }
 
+test_dynamic_sql_escalated_not_denied if {
+	inp := with_effects("database", [eff("exec", "database:execute_sql", "database dynamic SQL built at run time")])
+	"structured.database-dynamic-sql" in rules(shield.escalate) with input as inp
+	not "structured.database-server-access" in rules(shield.deny) with input as inp
+}
+
 test_other_privilege_not_a_database_finding if {
 	inp := with_effects("exec", [eff("privilege", "root", "sudo")])
 	not "structured.database-privilege" in rules(shield.deny) with input as inp
