@@ -43,6 +43,10 @@ type Catalog struct {
 	entries []*Entry
 	// pathEffects: sensitive path kind → effect kinds it carries (from path_effects).
 	pathEffects map[string][]string
+	// secretFormats: credential formats by issuer (from secret_formats; tools_data.go), and
+	// their union compiled once: whole tokens, and prefixes for decoded text.
+	secretFormats          []SecretFormat
+	tokenRE, tokenPrefixRE *regexp.Regexp
 }
 
 type globEntry struct {
@@ -136,7 +140,47 @@ type catalogFile struct {
 	// PathEffects maps an effect kind to the sensitive path kinds (sensitive.go) that carry it:
 	// reading a "secret" kind is a secret effect, writing a "persistence" kind is persistence.
 	PathEffects map[string][]string `yaml:"path_effects,omitempty"`
-	Tools       []Entry             `yaml:"tools"`
+	// SecretFormats: credentials of known formats, found in what a call sends (tools_data.go).
+	SecretFormats []SecretFormat `yaml:"secret_formats,omitempty"`
+	Tools         []Entry        `yaml:"tools"`
+}
+
+// SecretFormat is one issuer's credential format (gitleaks-style): Regex matches a whole token
+// (RE2 syntax, matched at a word boundary); Prefix is the issuer's marker: the words it matches are
+// the ones Regex is run on, and in text decoded from hex or base64 it marks a token on its own
+// (a truncated token still counts).
+type SecretFormat struct {
+	ID     string `yaml:"id"`
+	Regex  string `yaml:"regex"`
+	Prefix string `yaml:"prefix,omitempty"`
+}
+
+// compileSecretFormats compiles the union of formats; problems name each bad format.
+func compileSecretFormats(name string, fs []SecretFormat) (tok, pre *regexp.Regexp, probs []string) {
+	var toks, pres []string
+	for _, f := range fs {
+		if f.ID == "" || f.Regex == "" || f.Prefix == "" {
+			probs = append(probs, fmt.Sprintf("%s: secret_formats: %q: id, regex and prefix are required", name, f.ID))
+			continue
+		}
+		if _, err := regexp.Compile(f.Regex); err != nil {
+			probs = append(probs, fmt.Sprintf("%s: secret_formats: %s: %v", name, f.ID, err))
+			continue
+		}
+		if _, err := regexp.Compile(f.Prefix); err != nil {
+			probs = append(probs, fmt.Sprintf("%s: secret_formats: %s: prefix: %v", name, f.ID, err))
+			continue
+		}
+		toks = append(toks, "(?:"+f.Regex+")")
+		pres = append(pres, "(?:"+f.Prefix+")")
+	}
+	if len(toks) > 0 && len(probs) == 0 {
+		tok = regexp.MustCompile(`\b(?:` + strings.Join(toks, "|") + `)`)
+	}
+	if len(pres) > 0 && len(probs) == 0 {
+		pre = regexp.MustCompile(`\b(?:` + strings.Join(pres, "|") + `)[A-Za-z0-9]`)
+	}
+	return tok, pre, probs
 }
 
 var classNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
@@ -184,6 +228,12 @@ func ParseCatalog(name string, data []byte) (*Catalog, error) {
 			}
 			c.pathEffects[pk] = append(c.pathEffects[pk], kind)
 		}
+	}
+	if len(f.SecretFormats) > 0 {
+		var fp []string
+		c.secretFormats = f.SecretFormats
+		c.tokenRE, c.tokenPrefixRE, fp = compileSecretFormats(name, f.SecretFormats)
+		probs = append(probs, fp...)
 	}
 	seen := map[string]string{}
 	for i := range f.Tools {
@@ -330,6 +380,10 @@ func (c *Catalog) Merge(other *Catalog) {
 			c.pathEffects = map[string][]string{}
 		}
 		c.pathEffects[k] = v
+	}
+	if len(other.secretFormats) > 0 { // a bundle's formats add to the base's
+		c.secretFormats = append(append([]SecretFormat{}, c.secretFormats...), other.secretFormats...)
+		c.tokenRE, c.tokenPrefixRE, _ = compileSecretFormats("", c.secretFormats) // each list compiled alone already
 	}
 	c.globs = append(append([]globEntry{}, other.globs...), c.globs...)
 	c.entries = append(c.entries, other.entries...)

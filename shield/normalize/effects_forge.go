@@ -65,6 +65,22 @@ func (w *walker) forge(pa parsedArgs, name string, args, ops words) bool {
 				add(EffectPrivilege, target, "forge api "+method)
 			}
 		}
+	case "gh extension install":
+		// An extension is code from a repository (OWNER/REPO, a URL) or a local directory.
+		if len(ops.argv) > 0 {
+			src, dyn := ops.argv[0], ops.dyn[0]
+			switch {
+			case dyn:
+				s.addUnresolved("gh extension source " + src)
+				s.addEffect(Effect{Kind: EffectInstall, Target: src, Program: name, Detail: "vcs", Unresolved: true})
+			case src == "." || strings.HasPrefix(src, "./") || strings.HasPrefix(src, "/"):
+				w.pathEffect(EffectExec, name, src, false)
+			case strings.Contains(src, "://"):
+				add(EffectInstall, "git+"+src, "vcs")
+			default:
+				add(EffectInstall, "git+https://github.com/"+src, "vcs")
+			}
+		}
 	case "gh pr merge":
 		if pa.has("--admin") {
 			add(EffectPrivilege, "forge:pull request", "merge bypassing review (--admin)")

@@ -253,11 +253,24 @@ func dollarTag(s string, i int) string {
 // sqlFindings classifies every statement of code under every dialect reading and returns the
 // union of what they do, in order of first appearance.
 func sqlFindings(code string) []sqlFinding {
+	var out []sqlFinding
+	sqlFindingsInto(code, 0, &out, map[sqlFinding]bool{})
+	return out
+}
+
+// maxSQLNesting bounds how deep code in strings (a DO block, a function body, EXEC('…')) is read.
+const maxSQLNesting = 2
+
+func sqlFindingsInto(code string, depth int, out *[]sqlFinding, seen map[sqlFinding]bool) {
 	if len(code) > maxSQLScan {
 		code = code[:maxSQLScan]
 	}
-	var out []sqlFinding
-	seen := map[sqlFinding]bool{}
+	add := func(f sqlFinding) {
+		if !seen[f] && len(*out) < maxSQLFindings {
+			seen[f] = true
+			*out = append(*out, f)
+		}
+	}
 	for _, d := range sqlDialects {
 		toks := sqlTokens(code, d)
 		start := 0
@@ -265,15 +278,95 @@ func sqlFindings(code string) []sqlFinding {
 			if k < len(toks) && toks[k].kind != sqlSemi {
 				continue
 			}
-			for _, f := range classifyStatement(toks[start:k]) {
-				if !seen[f] && len(out) < maxSQLFindings {
-					seen[f] = true
-					out = append(out, f)
+			st := toks[start:k]
+			start = k + 1
+			for _, f := range classifyStatement(st) {
+				add(f)
+			}
+			if !runsStrings(st) {
+				continue
+			}
+			if dynamicExpression(st) {
+				add(sqlFinding{kind: EffectExec, what: "dynamic SQL built at run time"})
+			}
+			if depth < maxSQLNesting {
+				for _, body := range stringBodies(st) {
+					sqlFindingsInto(body, depth+1, out, seen)
 				}
 			}
-			start = k + 1
 		}
 	}
+}
+
+// Words that make a statement run code held in its strings: a DO block, a function, procedure,
+// trigger or event body, EXEC('…'), EXECUTE IMMEDIATE, sp_executesql, dblink_exec.
+var sqlStringRunners = set("DO", "FUNCTION", "PROCEDURE", "TRIGGER", "EVENT", "EXEC", "EXECUTE", "PREPARE",
+	"SP_EXECUTESQL", "DBLINK_EXEC", "DBLINK", "IMMEDIATE", "RULE")
+
+func runsStrings(t []sqlTok) bool {
+	for _, x := range t {
+		if x.kind == sqlWord && sqlStringRunners[x.text] {
+			return true
+		}
+	}
+	return false
+}
+
+// dynamicExpression: an EXEC/EXECUTE of text built at run time (a variable, a function's result,
+// a concatenation with anything but literals), which no scan can read.
+func dynamicExpression(t []sqlTok) bool {
+	for k, x := range t {
+		if x.kind != sqlWord || (x.text != "EXEC" && x.text != "EXECUTE") || k+1 >= len(t) {
+			continue
+		}
+		next := t[k+1]
+		switch {
+		case next.kind == sqlWord && strings.HasPrefix(next.text, "@"):
+			return true // EXEC @sql
+		case next.text == "(" || next.text == "IMMEDIATE" || next.text == "SP_EXECUTESQL" || next.text == "FORMAT":
+			for j := k + 2; j < len(t); j++ {
+				y := t[j]
+				if y.kind == sqlSemi {
+					break
+				}
+				if y.kind == sqlIdent || (y.kind == sqlWord && !sqlConstWords[y.text] && y.text != "N") {
+					return true
+				}
+				if y.text == ")" && next.text == "(" {
+					break
+				}
+			}
+		}
+	}
+	return false
+}
+
+// stringBodies: the statement's string literals, adjacent ones joined across || and +.
+func stringBodies(t []sqlTok) []string {
+	var out []string
+	var b strings.Builder
+	joining := false
+	flush := func() {
+		if b.Len() > 0 {
+			out = append(out, b.String())
+			b.Reset()
+		}
+	}
+	for _, x := range t {
+		switch {
+		case x.kind == sqlString:
+			if !joining {
+				flush()
+			}
+			b.WriteString(x.text)
+			joining = false
+		case x.text == "||" || x.text == "+":
+			joining = b.Len() > 0
+		default:
+			joining = false
+		}
+	}
+	flush()
 	return out
 }
 

@@ -38,6 +38,13 @@ var sqlScanCases = []struct {
 	{"into outfile", "SELECT '<?php system($_GET[c]); ?>' INTO OUTFILE '/var/www/html/s.php'", []string{"exec:INTO OUTFILE"}},
 	{"xp_cmdshell", "EXEC master..xp_cmdshell 'whoami'", []string{"exec:xp_cmdshell"}},
 	{"sqlite attach", "ATTACH DATABASE '/home/user/.bashrc' AS x", []string{"exec:ATTACH DATABASE"}},
+	{"do block", "DO $$ BEGIN DELETE FROM accounts; END $$", []string{"delete:DELETE without WHERE"}},
+	{"function body", "CREATE FUNCTION purge() RETURNS void AS 'TRUNCATE audit_log' LANGUAGE sql", []string{"delete:TRUNCATE"}},
+	{"exec of concatenated literals", "EXEC('DR' + 'OP TABLE users')", []string{"delete:DROP TABLE"}},
+	{"exec of a variable", "DECLARE @q nvarchar(99) = N'DROP TABLE users'; EXEC (@q)", []string{"exec:dynamic SQL"}},
+	{"execute format", "DO $$ BEGIN EXECUTE format('TRUNCATE %I', 'ledger'); END $$", []string{"delete:TRUNCATE"}},
+	{"execute format of a variable", "CREATE FUNCTION wipe(tbl text) RETURNS void AS $$ BEGIN EXECUTE format('SELECT 1 FROM %I', tbl); END $$ LANGUAGE plpgsql", []string{"exec:dynamic SQL"}},
+	{"dblink exec", "SELECT dblink_exec('host=10.0.0.5', 'DROP DATABASE prod')", []string{"delete:DROP DATABASE"}},
 	// Ordinary statements.
 	{"select", "SELECT id, email FROM users WHERE id = 42", nil},
 	{"insert", "INSERT INTO users (email) VALUES ('a@example.com')", nil},
@@ -54,6 +61,9 @@ var sqlScanCases = []struct {
 	{"truncate function", "SELECT TRUNCATE(price, 2) FROM items WHERE id = 1", nil},
 	{"copy to stdout", "COPY users TO STDOUT WITH CSV", nil},
 	{"dollar quoted body", "CREATE FUNCTION f() RETURNS void AS $$ SELECT 1 $$ LANGUAGE sql", nil},
+	{"prepared statement", "PREPARE q AS SELECT * FROM users WHERE id = $1; EXECUTE q(7)", nil},
+	{"procedure call", "EXEC dbo.GetOrders 42", nil},
+	{"function updating by key", "CREATE FUNCTION touch(i int) RETURNS void AS $$ UPDATE users SET seen = now() WHERE id = i $$ LANGUAGE sql", nil},
 }
 
 func TestSQLFindings(t *testing.T) {

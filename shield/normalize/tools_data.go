@@ -9,28 +9,9 @@ import (
 )
 
 // Data that structured tools carry, judged like the shell engine judges a command's operands:
-// SQL a database tool runs (sqlscan.go), credentials in a request's URL, body or a tracker post,
-// also when hex- or base64-encoded, and local files a browser is pointed at.
-
-// tokenFormatRE: credentials of known formats by their issuer's prefix (gitleaks-style), also
-// found in text. Prefixes and lengths follow each issuer's documented token format.
-var tokenFormatRE = regexp.MustCompile(`\b(?:` +
-	`(?:sk|rk|pk)_live_[A-Za-z0-9]{16,}|sk_test_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9]{20,}` + // Stripe
-	`|npm_[A-Za-z0-9]{30,}` + // npm
-	`|glpat-[A-Za-z0-9_-]{16,}|gl(?:dt|rt|cbt|ptt|ft|imt|agent|soat)-[A-Za-z0-9_-]{16,}` + // GitLab
-	`|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,}` + // GitHub
-	`|xox[abprse]-[A-Za-z0-9-]{10,}|xapp-[0-9]-[A-Za-z0-9-]{10,}` + // Slack
-	`|(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}` + // AWS access key id
-	`|AIza[0-9A-Za-z_-]{35}|ya29\.[0-9A-Za-z_-]{20,}` + // Google
-	`|hf_[A-Za-z0-9]{30,}|pypi-[A-Za-z0-9_-]{50,}|dop_v1_[a-f0-9]{64}|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}` +
-	`|SG\.[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}|sq0(?:atp|csp)-[A-Za-z0-9_-]{20,}|lin_api_[A-Za-z0-9]{30,}` +
-	`|sk-ant-[A-Za-z0-9_-]{20,}|sk-proj-[A-Za-z0-9_-]{20,}|tfp?_[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_-]{40,}` +
-	`|hvs\.[A-Za-z0-9_-]{20,}|dckr_pat_[A-Za-z0-9_-]{20,}|figd_[A-Za-z0-9_-]{20,}|rubygems_[a-f0-9]{48}` +
-	`)`)
-
-// tokenPrefixRE: the same issuers' prefixes without the length, for text that was decoded from
-// hex or base64 (a truncated or split token is still a token when someone took care to encode it).
-var tokenPrefixRE = regexp.MustCompile(`\b(?:(?:sk|rk)_live_|npm_|glpat-|gh[pousr]_|github_pat_|xox[abprse]-|AKIA|ASIA|AIza|ya29\.|hf_|pypi-|dop_v1_|shpat_|sk-ant-|sk-proj-|hvs\.|dckr_pat_)[A-Za-z0-9]`)
+// SQL a database tool runs (sqlscan.go), and credentials in a request's URL, body or a tracker
+// post, also when hex- or base64-encoded. Credential formats are bundle data (catalog.yaml
+// secret_formats, by issuer); without a catalog only the shapes of secretTextRE are known.
 
 // credentialTextRE: a credential written as an assignment in configuration or environment form
 // (aws_secret_access_key = …, client-key-data: …, DB_PASSWORD=…), or a URL with a password.
@@ -83,24 +64,59 @@ func decodedText(s string) string {
 
 // carriesCredential reports whether text holds a credential of a known format, or encodes (hex,
 // base64, one level, also inside a KEY=VALUE or JSON string) one written as an assignment.
-func carriesCredential(text string) bool {
+// The format union is run only on token-shaped words its issuers' prefixes match: its counted
+// repetitions make a large program.
+func (c *Catalog) carriesCredential(text string) bool {
 	if len(text) > maxDataScan {
 		text = text[:maxDataScan]
 	}
-	if tokenFormatRE.MatchString(text) || secretTextRE.MatchString(text) {
+	var tokenRE, prefixRE *regexp.Regexp
+	if c != nil {
+		tokenRE, prefixRE = c.tokenRE, c.tokenPrefixRE
+	}
+	if secretTextRE.MatchString(text) {
 		return true
 	}
-	for _, f := range strings.FieldsFunc(text, func(r rune) bool {
-		return r == ' ' || r == '\n' || r == '\t' || r == '"' || r == '\'' || r == '=' || r == '&' || r == ',' || r == ':' || r == '?'
-	}) {
-		if len(f) < 16 {
+	decoded := 0
+	for i := 0; i < len(text); {
+		j := i
+		for j < len(text) && isTokenByte(text[j]) {
+			j++
+		}
+		if j == i {
+			i++
 			continue
 		}
-		if d := decodedText(f); d != "" && (tokenPrefixRE.MatchString(d) || credentialTextRE.MatchString(d) || secretTextRE.MatchString(d)) {
+		word := text[i:j]
+		i = j
+		if len(word) < 12 {
+			continue
+		}
+		// The small prefix union selects the words the large whole-token union is run on.
+		if tokenRE != nil && prefixRE.MatchString(word) && tokenRE.MatchString(word) {
 			return true
+		}
+		// base64 and hex runs, and VALUE of KEY=VALUE inside them.
+		for _, f := range strings.Split(word, "=") {
+			if len(f) < 16 || decoded >= maxDecodedWords {
+				continue
+			}
+			decoded++
+			if d := decodedText(f); d != "" && ((prefixRE != nil && prefixRE.MatchString(d)) || credentialTextRE.MatchString(d) || secretTextRE.MatchString(d)) {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+// maxDecodedWords bounds the words of one text decoded from hex or base64.
+const maxDecodedWords = 64
+
+// isTokenByte: a byte of a token, a hex or a base64 run.
+func isTokenByte(b byte) bool {
+	return b == '_' || b == '-' || b == '.' || b == '+' || b == '/' || b == '=' ||
+		(b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || (b >= '0' && b <= '9')
 }
 
 // structuredEffects adds the effects of the data a structured (non-exec) call carries.
@@ -125,7 +141,7 @@ func (s *state) structuredEffects() {
 	}
 	// The body and content only: a token in a request header goes to the service it authenticates.
 	for _, t := range []string{a.Body, a.Content, a.Prompt} {
-		if t != "" && carriesCredential(t) {
+		if t != "" && s.n.cat.carriesCredential(t) {
 			s.addToolEffect(Effect{Kind: EffectSecret, Target: a.Tool, Detail: DetailContent})
 			return
 		}
@@ -147,7 +163,7 @@ func (s *state) urlCredentialEffects(u URL) {
 	for k, vs := range q {
 		lk := strings.ToLower(k)
 		for _, v := range vs {
-			if carriesCredential(v) {
+			if s.n.cat.carriesCredential(v) {
 				s.addToolEffect(Effect{Kind: EffectSecret, Target: u.Host, Detail: DetailContent})
 				return
 			}

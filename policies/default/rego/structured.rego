@@ -7,11 +7,13 @@
 #   destroying statements are judged by effects.database-destroy.
 # - A browser pointed at its own internals or at a local file (view-source:, chrome://, file:,
 #   javascript:, data:).
-# - A secret file moved or copied into a directory a web server or a build publishes.
+# - A secret file moved or copied into a directory a web server or a build publishes (a move
+#   tool's source, cp/mv/install in a shell: a secret read and a write there in one call).
 # - A settings change that lowers a protection: permission modes, the appliance, the sandbox,
 #   hooks; a role granted to someone.
-# - Internal admin endpoints reached by a request: script consoles, the cluster API, names of
-#   DNS-rebinding services that resolve to whatever address their label spells.
+# - Internal admin endpoints reached by a request or a command: script consoles, secrets and
+#   role endpoints of a cluster API, the cluster's API server itself, names of DNS-rebinding
+#   services that resolve to whatever address their labels spell.
 package shield
 
 import rego.v1
@@ -26,6 +28,14 @@ deny contains finding("structured.database-server-access", sprintf("%s reaches f
 	some e in input.effects
 	e.kind == "exec"
 	startswith(e.detail, "database ")
+	not startswith(e.detail, "database dynamic SQL")
+}
+
+# SQL text built at run time (EXEC(@q), EXECUTE format(…, var)): what it runs cannot be read.
+escalate contains finding("structured.database-dynamic-sql", sprintf("runs SQL built at run time on %s", [e.target])) if {
+	some e in input.effects
+	e.kind == "exec"
+	startswith(e.detail, "database dynamic SQL")
 }
 
 # ---- browsers
@@ -56,14 +66,15 @@ escalate contains finding("structured.browser-local-file", sprintf("opens the lo
 
 published_dir_re := `/(public|static|www|wwwroot|htdocs|html|dist|build|out|_site|site|assets|uploads|media|docs|web|served|pub)(/|$)`
 
-deny contains finding("structured.secret-published", sprintf("moves the secret %s to %s, where it is served or published", [src.clean, dst.clean])) if {
-	input.class in {"file_move", "file_write"}
-	some src in input.paths
-	src.role == "source"
-	src.sensitive
-	some dst in input.paths
-	dst.role == "dest"
-	regex.match(published_dir_re, dst.clean)
+deny contains finding("structured.secret-published", sprintf("puts the secret %s into %s, where it is served or published", [sec.target, w.target])) if {
+	some sec in input.effects
+	sec.kind == "secret"
+	startswith(sec.target, "/")
+	not sec.detail in {"session", "request", "content", "agent_load"}
+	some w in input.effects
+	w.kind == "write"
+	regex.match(published_dir_re, w.target)
+	not regex.match(published_dir_re, sec.target) # already there
 }
 
 # ---- settings that lower a protection
@@ -110,22 +121,21 @@ escalate contains finding("structured.role-granted", sprintf("gives %v the role 
 
 # ---- internal admin endpoints and rebinding names
 
-admin_path_re := `(?i)/(scriptText|script|manage/script|computer/[^/]+/script|api/v1/(namespaces/[^/]+/)?secrets|apis/rbac[^/]*/|_cluster/settings|actuator/(env|heapdump|shutdown|jolokia|gateway)|jmx-console|console/login|manager/html|debug/pprof|v1/sys/|v2/keys)`
+admin_path_re := `(?i)/(scriptText|script|manage/script|computer/[^/]+/script|jmx-console|manager/html|v2/keys)(/|$)|/api/v1/(namespaces/[^/]+/)?secrets(/|$)|/apis/rbac[^/]*/|/actuator/(env|heapdump|shutdown|jolokia|gateway|restart|loggers)(/|$)|/v1/sys/(seal|unseal|policy|policies|auth|mounts|raw|generate-root|rekey)`
 
-cluster_host_re := `(^|\.)(kubernetes\.default(\.svc(\.cluster\.local)?)?|[a-z0-9-]+\.(svc|svc\.cluster\.local)|consul|vault\.service\.consul)$`
+# The cluster's own API server, by the names a pod resolves it by.
+cluster_host_re := `^kubernetes(\.default(\.svc(\.cluster\.local)?)?)?\.?$`
 
 rebinding_re := `(^|\.)(rbndr\.us|1u\.ms|rebind\.it|rebind\.network|lock\.cmpxchg8b\.com|nip\.io|sslip\.io|xip\.io|traefik\.me|localtest\.me|lvh\.me|vcap\.me|lacolhost\.com|localh\.st)$`
 
 deny contains finding("structured.internal-admin", sprintf("reaches the admin endpoint %s%s on an internal host", [u.host, u.path])) if {
-	input.class in {"net_request", "browser"}
 	some u in input.urls
 	u.role != "text"
 	internal_url(u)
 	regex.match(admin_path_re, u.path)
 }
 
-deny contains finding("structured.cluster-api", sprintf("reaches the cluster-internal service %s", [u.host])) if {
-	input.class in {"net_request", "browser"}
+deny contains finding("structured.cluster-api", sprintf("reaches the cluster's API server %s", [u.host])) if {
 	some u in input.urls
 	u.role != "text"
 	regex.match(cluster_host_re, lower(u.host))
