@@ -211,3 +211,30 @@ env_name_filter(p) if {
 		not regex.match(`(?i)(tok|secret|key|pass|pwd|auth|cred|sess|cookie|priv|cert|sign|api)`, a)
 	}
 }
+
+# ---------------------------------------------------------------------------------------------
+# Dry runs: a publish or push the program is told only to simulate (--dry-run; cargo's -n) sends
+# nothing. Every command of that program in the call must carry it. (kubectl/helm --dry-run are
+# read by the specs' dryrun tag; git push --dry-run pushes to the repository's own remotes.)
+inside(e) if {
+	e.kind == "push"
+	e.program in {"npm", "pnpm", "yarn", "cargo", "poetry"}
+	some c in input.commands
+	c.name == e.program
+	every d in input.commands {
+		dry_run_command(d, e.program)
+	}
+}
+
+dry_run_command(d, p) if d.name != p
+
+dry_run_command(d, p) if {
+	d.name == p
+	some a in d.args
+	a == "--dry-run"
+}
+
+dry_run_command(d, "cargo") if {
+	d.name == "cargo"
+	"-n" in d.args
+}
