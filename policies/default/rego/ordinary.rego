@@ -238,3 +238,32 @@ dry_run_command(d, "cargo") if {
 	d.name == "cargo"
 	"-n" in d.args
 }
+
+# ---------------------------------------------------------------------------------------------
+# Decision: a Dockerfile (Containerfile) runs its RUN lines inside the build container, not on
+# the host; a toolchain's documented installer piped to a shell there (rustup's
+# `curl --proto '=https' … https://sh.rustup.rs | sh -s -- -y`) installs into the image. When the
+# line fetches nothing but one of these exact installer URLs, the vendor-script review of
+# workspace.autorun-fetch-exec does not apply; any other host, a bare address, plain HTTP, or a
+# second download on the line is judged as before, and the same line in a file that runs on the
+# host (Makefile, package.json, .envrc, CI) is judged as before. (rules/files.yaml
+# files.write-download-exec carries the same URL list.)
+documented_installers := [
+	"https://sh.rustup.rs",
+	"https://astral.sh/uv/install.sh",
+	"https://install.python-poetry.org",
+	"https://bun.sh/install",
+	"https://deno.land/install.sh",
+	"https://get.pnpm.io/install.sh",
+	"https://get.sdkman.io",
+	"https://raw.githubusercontent.com/nvm-sh/nvm/",
+]
+
+container_build_installer(p, l) if {
+	regex.match(`(?i)(^|/)(docker|container)file[^/]*$|\.(docker|container)file$`, p)
+	some u in documented_installers
+	contains(lower(l), u)
+	rest := replace(lower(l), u, "")
+	not contains(rest, "://")
+	not regex.match(`(curl|wget)[^|\n]*([a-z0-9-]\.[a-z]|[0-9]+\.[0-9]+\.[0-9]|[$@])[^|\n]*\|`, rest)
+}
