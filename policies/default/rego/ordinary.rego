@@ -267,3 +267,63 @@ container_build_installer(p, l) if {
 	not contains(rest, "://")
 	not regex.match(`(curl|wget)[^|\n]*([a-z0-9-]\.[a-z]|[0-9]+\.[0-9]+\.[0-9]|[$@])[^|\n]*\|`, rest)
 }
+
+# ---------------------------------------------------------------------------------------------
+# Decision: an Android device or emulator attached to this machine through the local adb server
+# (no -H/-L to another server, no `adb connect`, no network serial HOST:PORT, no server address in
+# the environment) is the developer's test device, like a local container. Reaching it is no
+# connection off the host, and a device shell command that drives the UI or the app under test
+# (input, am, screencap, screenrecord, dumpsys, getprop, logcat, wm, monkey, uiautomator,
+# pm list/path, settings get) with no shell syntax of its own is ordinary testing. Anything
+# else run on the device (rm, su, pm uninstall/clear, setprop, a shell line) stays outside, and
+# privilege changes (adb root, remount) are judged as before.
+adb_device_commands := {"input", "am", "screencap", "screenrecord", "dumpsys", "getprop", "logcat", "wm", "monkey", "uiautomator"}
+
+local_adb if {
+	not regex.match(`ANDROID_ADB_SERVER_(ADDRESS|PORT)|ADB_SERVER_SOCKET`, input.command)
+	every c in input.commands {
+		not adb_remote(c)
+	}
+}
+
+adb_remote(c) if {
+	c.name == "adb"
+	some a in c.args
+	regex.match(`^(-H|-L|connect|pair|tcpip|forward|reverse)$|^-[HL].+`, a)
+}
+
+adb_remote(c) if {
+	c.name == "adb"
+	some i, a in c.args
+	a == "-s"
+	contains(c.args[i + 1], ":")
+}
+
+inside(e) if {
+	e.kind == "connect"
+	e.target == "android device"
+	e.program == "adb"
+	local_adb
+}
+
+inside(e) if {
+	e.kind == "exec"
+	e.remote == "android:device"
+	not e.unresolved
+	local_adb
+	not regex.match("[;&|$`<>()\\\\]", e.detail)
+	words := split(trim_space(e.detail), " ")
+	adb_device_ordinary(words)
+}
+
+adb_device_ordinary(words) if adb_device_commands[words[0]]
+
+adb_device_ordinary(words) if {
+	words[0] == "pm"
+	words[1] in {"list", "path"}
+}
+
+adb_device_ordinary(words) if {
+	words[0] == "settings"
+	words[1] == "get"
+}
