@@ -327,3 +327,32 @@ adb_device_ordinary(words) if {
 	words[0] == "settings"
 	words[1] == "get"
 }
+
+# ---------------------------------------------------------------------------------------------
+# Decision: asking sudo whether it would work (`sudo -n true`, `sudo -l`, `sudo -v`, `sudo -k`)
+# runs nothing as root: no privilege is used. Any other command under sudo is judged as before.
+inside(e) if {
+	e.kind == "privilege"
+	e.detail == "sudo"
+	every c in input.commands {
+		sudo_probe_command(c)
+	}
+}
+
+sudo_probe_command(c) if {
+	c.name != "sudo"
+	not c.sudo
+}
+
+sudo_probe_command(c) if {
+	c.sudo
+	c.name in {"true", ":"}
+	count(c.args) == 0
+}
+
+sudo_probe_command(c) if {
+	c.name == "sudo"
+	every a in c.args {
+		a in {"-n", "true", ":", "-l", "-v", "-k", "-K", "--non-interactive", "--list", "--validate", "--reset-timestamp", "--remove-timestamp"}
+	}
+}
