@@ -617,7 +617,7 @@ func defaultReason(d Decision, a *normalize.Action) string {
 	case d == Allow:
 		return "allowed: no rule objected"
 	case !a.Known:
-		return fmt.Sprintf("needs review: tool %q is not in the catalog", a.Tool)
+		return fmt.Sprintf("needs review: tool %q is not in the catalog, and an unknown tool is never allowed without review", a.Tool)
 	case d == Block:
 		return fmt.Sprintf("blocked: %s actions are not allowed by default", a.Class)
 	default:

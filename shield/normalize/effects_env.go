@@ -49,7 +49,7 @@ var codeEnv = map[string]envKind{
 
 // systemCodeDirs: directories of the system's own libraries and modules; naming them in a search
 // path adds nothing the system does not already run.
-var systemCodeDirs = []string{"/usr", "/lib", "/lib32", "/lib64"}
+var systemCodeDirs = []string{"/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin"} // /bin, /sbin: root-owned (merged-usr links to /usr)
 
 // declBuiltins set variables from their "NAME=value" arguments.
 var declBuiltins = set("export", "declare", "typeset", "local", "readonly")

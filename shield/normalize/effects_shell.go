@@ -1401,7 +1401,7 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 		}
 	case "kubeget":
 		for _, a := range ops.argv {
-			if a == "secret" || a == "secrets" || strings.HasPrefix(a, "secret/") || strings.HasPrefix(a, "secrets/") {
+			if (a == "secret" || a == "secrets" || strings.HasPrefix(a, "secret/") || strings.HasPrefix(a, "secrets/")) && kubeOutputShowsData(pa, args.argv) { // ordinary.go
 				s.addEffect(Effect{Kind: EffectSecret, Target: "kubernetes secrets", Program: "kubectl", Detail: "cluster_secret"})
 			}
 		}

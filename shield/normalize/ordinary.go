@@ -93,3 +93,39 @@ func (w *walker) gitList(pa parsedArgs, ops words) {
 		w.pathEffect("list", "git", r, isUnresolvedText(r))
 	}
 }
+
+// kubeOutputShowsData: kubectl get prints a Secret's values only in a full or templated output
+// (-o yaml|json|jsonpath=…|go-template=…|template|custom-columns=…, --template); the default,
+// wide and name outputs list names, types and key counts (and describe lists keys and sizes).
+func kubeOutputShowsData(pa parsedArgs, argv []string) bool {
+	if _, _, ok := pa.val("--template"); ok {
+		return true
+	}
+	for i, a := range argv {
+		v := ""
+		switch {
+		case a == "-o" || a == "--output":
+			if i+1 < len(argv) {
+				v = argv[i+1]
+			}
+		case strings.HasPrefix(a, "--output="):
+			v = a[len("--output="):]
+		case strings.HasPrefix(a, "-o"):
+			v = strings.TrimPrefix(a[2:], "=")
+		case strings.HasPrefix(a, "--template"):
+			return true
+		default:
+			continue
+		}
+		if v == "" || isUnresolvedText(v) {
+			return true
+		}
+		f, _, _ := strings.Cut(v, "=")
+		switch f {
+		case "wide", "name":
+		default:
+			return true
+		}
+	}
+	return false
+}

@@ -191,6 +191,7 @@ escalate contains finding("workspace.autorun-fetch-exec", sprintf("writes %s, wh
 	some l in written_lines
 	regex.match(text_fetch_exec_re, l)
 	count(foreign_hosts(l)) > 0
+	not container_build_installer(p, l) # ordinary.rego
 }
 
 # Editor files that run code on their own: tasks that start when the folder opens, settings that
