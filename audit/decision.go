@@ -51,10 +51,10 @@ type Decision struct {
 	Tier           int             `json:"tier"`
 	Tool           string          `json:"tool"`
 
-	// ArgumentsCanonical says Arguments are already in RFC 8785 form (the caller canonicalised
-	// them while hashing the call, shield.DecisionRecord.CanonicalArguments): the log then hashes
-	// and redacts them without canonicalising them again. Not written to the record.
-	ArgumentsCanonical bool `json:"-"`
+	// CanonicalArguments, when set, is the RFC 8785 form of Arguments as this package wrote it
+	// (CanonicalArguments, while the pipeline hashed the call): the log hashes and redacts it
+	// instead of canonicalising Arguments again. Not written to the record.
+	CanonicalArguments CanonicalArgs `json:"-"`
 }
 
 // Redaction configures how secret-looking argument values are masked before a decision is
@@ -211,13 +211,13 @@ func ArgsHash(args json.RawMessage) (string, error) {
 // canonical form. It works on a copy; d is not modified.
 func (r *redactor) prepare(d *Decision) (*Decision, error) {
 	out := *d
-	out.Redacted, out.ArgumentsCanonical = nil, false
+	out.Redacted, out.CanonicalArguments = nil, CanonicalArgs{}
 	out.Reason, out.Error = r.text(d.Reason), r.text(d.Error) // a judge may quote the call
-	if len(d.Arguments) == 0 {
+	if len(d.Arguments) == 0 && d.CanonicalArguments.IsZero() {
 		return &out, nil
 	}
-	canon := []byte(d.Arguments)
-	if !d.ArgumentsCanonical {
+	canon := d.CanonicalArguments.b
+	if canon == nil {
 		var err error
 		if canon, err = jcs.Transform(d.Arguments); err != nil {
 			sum := sha256.Sum256(d.Arguments)

@@ -250,3 +250,31 @@ func TestFoldSetDifferential(t *testing.T) {
 		t.Fatalf("weak test: %d of 50 000 strings contain a trigger", hits)
 	}
 }
+
+// TestCheckpointPayloadCanonical: the hand-written checkpoint payload is byte for byte the
+// general canonical encoding (encoding/json, then RFC 8785), for notes with every kind of
+// character and sizes up to and beyond 2^53.
+func TestCheckpointPayloadCanonical(t *testing.T) {
+	rng := rand.New(rand.NewSource(34))
+	notes := []string{"", "shield.example/audit\n42\nq83+Zg==\n\n— shield.example/audit AAAA\n", "<>&\u2028\u2029\"\\\x00\x1f\x7f é 日本 😀", "\xff\xfe invalid"}
+	for range 500 {
+		b := make([]byte, rng.Intn(80))
+		for i := range b {
+			b[i] = byte(rng.Intn(256))
+		}
+		notes = append(notes, string(b))
+	}
+	sizes := []uint64{0, 1, 1<<53 - 1, 1 << 53, 1<<53 + 1, math.MaxUint64}
+	for i, note := range notes {
+		size := sizes[i%len(sizes)]
+		if i >= len(sizes) {
+			size = uint64(rng.Int63n(1 << 40))
+		}
+		c := checkpointPayload{Size: size, Root: "q83+Zg/" + note[:min(3, len(note))], Note: note}
+		got, gerr := c.canonical()
+		want, werr := canonicalPayload(c)
+		if (gerr == nil) != (werr == nil) || !bytes.Equal(got, want) {
+			t.Fatalf("size %d note %q:\n got %s (%v)\nwant %s (%v)", size, note, got, gerr, want, werr)
+		}
+	}
+}

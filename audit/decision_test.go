@@ -3,6 +3,7 @@ package audit
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -93,9 +94,9 @@ func BenchmarkPrepareDecision(b *testing.B) {
 	}
 }
 
-// TestPrepareCanonicalArguments: arguments handed over already canonical (the pipeline's
-// hashing pass) give the same prepared record as arguments the log canonicalises itself, and
-// the flag is not carried into the record.
+// TestPrepareCanonicalArguments: arguments handed over in the form CanonicalArguments wrote (the
+// pipeline's hashing pass) give the same prepared record as arguments the log canonicalises
+// itself, and the canonical value is not carried into the record.
 func TestPrepareCanonicalArguments(t *testing.T) {
 	for _, cfg := range []Redaction{{}, {Disable: true}, {Keys: []string{`^pin$`}}} {
 		r, err := cfg.compile()
@@ -108,24 +109,70 @@ func TestPrepareCanonicalArguments(t *testing.T) {
 			`{"c":"echo ghp_abcdefghijklmnopqrstuvwxyz0123","u":"\u2028 é 😀"}`,
 			`{"url":"https://admin:hunter22@example.com/x","n":{"b":null,"a":true}}`,
 		} {
-			canon, err := jcs.Transform([]byte(args))
+			tree, err := decodeTree(args)
 			if err != nil {
 				t.Fatal(err)
+			}
+			canon, ok := CanonicalArguments(tree)
+			if !ok {
+				t.Fatalf("%s: not canonicalised", args)
 			}
 			ref, err := r.prepare(&Decision{Tool: "Bash", Arguments: json.RawMessage(args)})
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := r.prepare(&Decision{Tool: "Bash", Arguments: canon, ArgumentsCanonical: true})
+			got, err := r.prepare(&Decision{Tool: "Bash", Arguments: json.RawMessage(args), CanonicalArguments: canon})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.ArgumentsCanonical {
-				t.Fatal("the prepared record keeps ArgumentsCanonical")
+			if !got.CanonicalArguments.IsZero() {
+				t.Fatal("the prepared record keeps CanonicalArguments")
 			}
 			if diff := cmp.Diff(ref, got); diff != "" {
 				t.Fatalf("%s: prepared records differ (-self +handed over):\n%s", args, diff)
 			}
+		}
+	}
+}
+
+// decodeTree decodes a JSON object as the argument decoder does (numbers as json.Number).
+func decodeTree(s string) (map[string]any, error) {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var m map[string]any
+	err := dec.Decode(&m)
+	return m, err
+}
+
+// TestCanonicalArguments: the canonical form written from a decoded tree is RFC 8785's form of
+// the text (jcs), and what it cannot write the way RFC 8785 requires it refuses.
+func TestCanonicalArguments(t *testing.T) {
+	for _, s := range []string{
+		`{}`, `{"command":"git status && npm test"}`,
+		`{"z":1,"a":[1,2.50,-0,1e21,1E-7,123456789012345678901234567890],"m":{"b":null,"a":true}}`,
+		`{"s":"tab\tnl\ncr\rq\"bs\\ctl\u0001\u001f del\u007f","u":"\u2028\u2029 é 日本 😀","/":"a/b"}`,
+		`{"e":{},"l":[],"deep":[[[[{"a":[{}]}]]]]}`,
+		`{"big":-1.7976931348623157e308,"tiny":5e-324,"int":9007199254740993}`,
+	} {
+		tree, err := decodeTree(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, ok := CanonicalArguments(tree)
+		want, err := jcs.Transform([]byte(s))
+		if !ok || err != nil || !bytes.Equal(c.AppendTo(nil), want) {
+			t.Fatalf("%s: %s (%v), jcs %s (%v)", s, c.AppendTo(nil), ok, want, err)
+		}
+	}
+	for name, tree := range map[string]map[string]any{
+		"key outside the BMP": {"😀": 1.0},
+		"invalid UTF-8 value": {"a": "\xff"},
+		"invalid UTF-8 key":   {"\xff": "a"},
+		"not a number":        {"n": json.Number("1e400")},
+		"a Go type":           {"f": 1.5},
+	} {
+		if c, ok := CanonicalArguments(tree); ok || !c.IsZero() {
+			t.Errorf("%s: canonicalised as %s", name, c.AppendTo(nil))
 		}
 	}
 }

@@ -755,7 +755,7 @@ func (l *Log) commit(batch []*appendReq) {
 		signed, err = l.sig.sign(Checkpoint{Origin: l.sig.s.Name(), Size: size, Root: root})
 	}
 	if err == nil {
-		p, err = canonicalPayload(checkpointPayload{Size: size, Root: base64.StdEncoding.EncodeToString(root), Note: string(signed)})
+		p, err = checkpointPayload{Size: size, Root: base64.StdEncoding.EncodeToString(root), Note: string(signed)}.canonical()
 	}
 	if err != nil {
 		l.fail(fmt.Errorf("checkpoint records %d..%d: %w", seq, size-1, err))

@@ -42,10 +42,10 @@ func checkActionHash(t *testing.T, tool, raw string) {
 		t.Fatalf("%q %s: fast %q (%v), jcs %q (%v)", tool, raw, got, gerr, want, werr)
 	}
 	// The canonical arguments handed to the audit record are RFC 8785's form of the raw text.
-	if canon != nil {
+	if !canon.IsZero() {
 		ref, err := jcs.Transform([]byte(raw))
-		if err != nil || !bytes.Equal(canon, ref) {
-			t.Fatalf("%q %s: canonical arguments %s, jcs %s (%v)", tool, raw, canon, ref, err)
+		if got := canon.AppendTo(nil); err != nil || !bytes.Equal(got, ref) {
+			t.Fatalf("%q %s: canonical arguments %s, jcs %s (%v)", tool, raw, got, ref, err)
 		}
 	}
 }
@@ -99,7 +99,7 @@ func TestRecordCarriesCanonicalArguments(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if v.canonArgs != nil {
+			if !v.canonArgs.IsZero() {
 				t.Fatalf("the returned verdict keeps the canonical arguments")
 			}
 			got := rec.recs[len(rec.recs)-1]
@@ -107,8 +107,8 @@ func TestRecordCarriesCanonicalArguments(t *testing.T) {
 				t.Fatal("the last record is not this decision's")
 			}
 			if !tc.canonical {
-				if got.CanonicalArguments != nil {
-					t.Fatalf("slow path handed canonical arguments %s", got.CanonicalArguments)
+				if !got.CanonicalArguments.IsZero() {
+					t.Fatalf("slow path handed canonical arguments %s", got.CanonicalArguments.AppendTo(nil))
 				}
 				return
 			}
@@ -116,8 +116,8 @@ func TestRecordCarriesCanonicalArguments(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(got.CanonicalArguments, want) {
-				t.Fatalf("canonical arguments %s, want %s", got.CanonicalArguments, want)
+			if c := got.CanonicalArguments.AppendTo(nil); !bytes.Equal(c, want) {
+				t.Fatalf("canonical arguments %s, want %s", c, want)
 			}
 		})
 	}

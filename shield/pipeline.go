@@ -19,6 +19,7 @@ import (
 	"github.com/gowebpki/jcs"
 	lru "github.com/hashicorp/golang-lru/v2"
 
+	"github.com/shieldsec/shield/audit"
 	"github.com/shieldsec/shield/shield/normalize"
 )
 
@@ -268,11 +269,11 @@ func (p *Pipeline) Evaluate(ctx context.Context, call *Call, opt EvalOptions) (V
 	}
 	v.internalErr = ""
 	if p.cfg.Recorder == nil {
-		v.canonArgs = nil
+		v.canonArgs = audit.CanonicalArgs{}
 	}
 	if p.cfg.Recorder != nil {
 		canon := v.canonArgs
-		v.canonArgs = nil
+		v.canonArgs = audit.CanonicalArgs{}
 		pos, err := p.record(ctx, &DecisionRecord{Call: call, Action: action, Verdict: &v, Error: internal, CanonicalArguments: canon})
 		if err != nil {
 			v.Decision = Block
@@ -395,7 +396,7 @@ func (p *Pipeline) decide(ctx context.Context, act *active, call *Call, opt Eval
 		return invalidVerdict(err), nil, err
 	}
 	hash, canon, err := actionHashDecoded(call.Tool, args, call.Arguments)
-	if canon != nil && len(call.Arguments) > 0 {
+	if !canon.IsZero() && len(call.Arguments) > 0 {
 		// One canonicalisation per call: the audit record reuses these bytes.
 		defer func() {
 			if callErr == nil {

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/shieldsec/shield/audit"
 	"github.com/shieldsec/shield/shield/normalize"
 )
 
@@ -147,8 +148,8 @@ type Verdict struct {
 	Judge          string // provider/model of the judge when tier 2 spoke
 	Audit          AuditPosition
 
-	internalErr string // error detail for the audit record, never shown to the agent
-	canonArgs   []byte // the arguments' RFC 8785 form, for the audit record (DecisionRecord)
+	internalErr string              // error detail for the audit record, never shown to the agent
+	canonArgs   audit.CanonicalArgs // the arguments' RFC 8785 form, for the audit record
 }
 
 // AuditPosition locates the audit record of a decision.
@@ -164,10 +165,10 @@ type DecisionRecord struct {
 	Verdict *Verdict
 	// Error is the internal error text when the verdict came from a failure (never shown to agents).
 	Error string
-	// CanonicalArguments is the RFC 8785 form of Call.Arguments when the pipeline produced it
-	// while hashing the call (nil otherwise): a recorder may store it instead of canonicalising
-	// the arguments a second time.
-	CanonicalArguments []byte
+	// CanonicalArguments is the RFC 8785 form of Call.Arguments, written by the audit package
+	// while the pipeline hashed the call (zero otherwise): a recorder hands it to the log, which
+	// then does not canonicalise the arguments a second time.
+	CanonicalArguments audit.CanonicalArgs
 }
 
 // Recorder persists decision records. RecordDecision returns only once the record is durable

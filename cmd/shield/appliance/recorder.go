@@ -67,10 +67,8 @@ func decisionPayload(rec *shield.DecisionRecord) *audit.Decision {
 		d.CallID, d.Tool = c.ID, c.Tool
 		if len(c.Arguments) > 0 {
 			d.Arguments = c.Arguments
-			if rec.CanonicalArguments != nil {
-				// Canonicalised once by the pipeline, while hashing the call.
-				d.Arguments, d.ArgumentsCanonical = rec.CanonicalArguments, true
-			}
+			// Canonicalised once (by the audit package) while the pipeline hashed the call.
+			d.CanonicalArguments = rec.CanonicalArguments
 		}
 		d.SessionID, d.AgentID, d.Runtime, d.Caller = c.Context.SessionID, c.Context.AgentID, c.Context.Runtime, c.Context.Caller
 	}
