@@ -133,3 +133,23 @@ func TestSensitiveFolded(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSensitiveClassify: any path text is classified without a panic, and a folded match never
+// applies to a plain Linux path outside /Users and /Volumes (case-sensitive file systems).
+func FuzzSensitiveClassify(f *testing.F) {
+	for _, s := range []string{"/home/user/.ssh/id_rsa", `C:\Users\a\.aws\credentials`, `/w/%APPDATA%\rclone\rclone.conf`, "/Users/A/.SSH/x",
+		`\\server\share\x`, "%", "$env:", "c:", "/w/c:/", "/", "", strings.Repeat(`a\`, 300), "/Volumes/X/.AWS/credentials"} {
+		f.Add(s)
+	}
+	m := newSensitiveMatcher("/home/user")
+	f.Fuzz(func(t *testing.T, p string) {
+		if len(p) > 8192 {
+			return
+		}
+		k := m.classify(p)
+		if k != "" && !strings.ContainsAny(p, `\%`) && !strings.Contains(p, "$env:") && !strings.HasPrefix(p, "/Users/") &&
+			!strings.HasPrefix(p, "/Volumes/") && m.match(p) == "" {
+			t.Fatalf("classify(%q) = %q only by folding", p, k)
+		}
+	})
+}

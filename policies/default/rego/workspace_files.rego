@@ -104,6 +104,20 @@ line_sends_secret(l) if {
 	count(foreign_hosts(l)) > 0
 }
 
+# Posted to a forge's public surfaces (gists, issues, comments, discussions) with the secret in
+# the data: published, whatever the host.
+line_sends_secret(l) if {
+	regex.match(text_secret_re, l)
+	regex.match(text_sink_re, l)
+	regex.match(`(?i)https?://[^\s"']*/(gists|issues|comments|discussions|pulls/[0-9]+/reviews)\b`, l)
+}
+
+secret_as_data_or_insecure(l) if {
+	regex.match(`(?i)https?://[^\s"']*/(gists|issues|comments|discussions|pulls/[0-9]+/reviews)\b`, l)
+	stripped := regex.replace(l, `(?i)\s(-H|--header)\s*=?\s*("authorization[^"]*"|'authorization[^']*')`, " ")
+	regex.match(text_secret_re, stripped)
+}
+
 # Published where others read it: a gist, an issue or pull-request comment, a release.
 line_sends_secret(l) if {
 	regex.match(text_secret_re, l)
