@@ -80,6 +80,24 @@ func (w *walker) specEffects(f frame, pa parsedArgs, name string, args words, pi
 				w.stdinExec(name, "stdin", !w.literalStdin(f, idx))
 			}
 		}
+	case "ed":
+		// ed reads its commands from standard input: !CMD, r !CMD and w !CMD run shell.
+		text, ok := stdin, stdin != ""
+		if !ok && pipe && idx > 0 {
+			text, ok = w.echoedText(f, idx)
+			if !ok {
+				w.stdinExec(name, "stdin", !w.literalStdin(f, idx))
+			}
+		}
+		for _, line := range strings.Split(text, "\n") {
+			line = strings.TrimSpace(line)
+			for _, p := range []string{"!", "r !", "w !", "W !", "e !"} {
+				if c, ok := strings.CutPrefix(line, p); ok {
+					w.shellValue(f, name, name+" !", c, false)
+					break
+				}
+			}
+		}
 	case "less":
 		// less +CMD runs a less command at start: ! and | run shell commands.
 		ops := pa.words(args)
