@@ -80,6 +80,52 @@ func (w *walker) specEffects(f frame, pa parsedArgs, name string, args words, pi
 				w.stdinExec(name, "stdin", !w.literalStdin(f, idx))
 			}
 		}
+	case "ed":
+		// ed reads its commands from standard input: !CMD, r !CMD and w !CMD run shell.
+		text, ok := stdin, stdin != ""
+		if !ok && pipe && idx > 0 {
+			text, ok = w.echoedText(f, idx)
+			if !ok {
+				w.stdinExec(name, "stdin", !w.literalStdin(f, idx))
+			}
+		}
+		for _, line := range strings.Split(text, "\n") {
+			line = strings.TrimSpace(line)
+			for _, p := range []string{"!", "r !", "w !", "W !", "e !"} {
+				if c, ok := strings.CutPrefix(line, p); ok {
+					w.shellValue(f, name, name+" !", c, false)
+					break
+				}
+			}
+		}
+	case "parallel":
+		// parallel without a command runs its inputs (after ::: ) as command lines; inputs from a
+		// file (::::) or standard input are unknown commands.
+		sp := pa.spec
+		i := 0
+		for i < len(args.argv) && len(args.argv[i]) > 1 && args.argv[i][0] == '-' && args.argv[i] != ":::" {
+			if args.argv[i] == "--" {
+				i++
+				break
+			}
+			if sp.opts[args.argv[i]] != "" {
+				i++
+			}
+			i++
+		}
+		if i >= len(args.argv) || args.argv[i] != ":::" && args.argv[i] != "::::" {
+			break
+		}
+		if args.argv[i] == "::::" {
+			w.opaque(name, "parallel ::::", strings.Join(args.argv[i:], " "))
+			break
+		}
+		for k := i + 1; k < len(args.argv) && k < i+1+maxLoopItems; k++ {
+			if args.argv[k] == ":::" || args.argv[k] == "::::" {
+				break
+			}
+			w.shellValue(f, name, "parallel :::", args.argv[k], args.dyn[k])
+		}
 	case "less":
 		// less +CMD runs a less command at start: ! and | run shell commands.
 		ops := pa.words(args)
@@ -1199,6 +1245,8 @@ func (w *walker) screen(f frame, pa parsedArgs, name string, args words, pipe bo
 // Signals to every process: kill -1, kill -- -1, kill 1, pkill -u USER / pkill -v, killall -u,
 // killall5.
 
+var psAllRE = regexp.MustCompile(`\bps\s+(?:-[a-zA-Z]*[eA]|a?u?x|-?aux)\b`)
+
 func (w *walker) killAll(pa parsedArgs, name string, args words) {
 	s := w.s
 	all := ""
@@ -1229,6 +1277,9 @@ func (w *walker) killAll(pa parsedArgs, name string, args words) {
 			}
 			if a == "-1" || a == "1" {
 				all = "kill " + a
+			}
+			if args.dyn[i] && psAllRE.MatchString(a) {
+				all = "kill " + a // kill $(ps -e -o pid=): every process
 			}
 		}
 	case "pkill", "killall", "pgrep":
