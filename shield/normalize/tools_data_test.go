@@ -68,6 +68,8 @@ func TestStructuredEffects(t *testing.T) {
 		{"delete without where", "execute_sql", map[string]any{"sql": "DELETE FROM customers"}, "delete", "database DELETE without WHERE"},
 		{"grant all", "run_sql", map[string]any{"sql": "GRANT ALL ON *.* TO x"}, "privilege", "database GRANT ALL"},
 		{"server program", "db_query", map[string]any{"query": "COPY t TO PROGRAM 'sh'"}, "exec", "database COPY TO PROGRAM"},
+		{"redis flush", "query_database", map[string]any{"query": "FLUSHALL ASYNC"}, "delete", "database FLUSHALL"},
+		{"mongo drop", "db_query", map[string]any{"query": "db.getSiblingDB('prod').dropDatabase()"}, "delete", "database dropDatabase("},
 		{"select", "execute_sql", map[string]any{"sql": "SELECT * FROM t WHERE id = 1"}, "", ""},
 		{"token in issue", "create_issue", map[string]any{"owner": "a", "repo": "b", "body": "glpat-Xy7synthTOKEN2k9LmQp4"}, "secret", DetailContent},
 		{"password parameter", "fetch", map[string]any{"url": "https://t.example/v?u=app&p=N7fQ2xLr9vKp"}, "secret", "request"},
