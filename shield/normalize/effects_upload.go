@@ -85,6 +85,22 @@ func (w *walker) uploadsAndMutations(pa parsedArgs, name string, args words, ops
 			add(EffectPrivilege, "cloud:az network", "network rule opened to every address")
 		}
 	}
+	// Text a forge CLI posts (an issue, a comment, a PR body, a release note) that carries a
+	// credential: the credential leaves with it.
+	if name == "gh" || name == "glab" || name == "tea" || name == "hub" {
+		texts := make([]string, 0, len(pa.vals)+len(ops.argv))
+		for _, v := range pa.vals {
+			texts = append(texts, v.val)
+		}
+		texts = append(texts, ops.argv...)
+		for _, t := range texts {
+			if len(t) >= 12 && s.n.cat.carriesCredential(t) {
+				add(EffectSecret, name, DetailContent)
+				add(EffectSend, "forge:"+pa.name, "posted text")
+				break
+			}
+		}
+	}
 	if pa.name == "git send-email" {
 		to, _, _ := pa.val("--to")
 		add(EffectPush, "mail:"+to, "patches mailed (git send-email)")

@@ -460,6 +460,8 @@ func classifyStatement(t []sqlTok) []sqlFinding {
 				add(EffectDelete, word+" without WHERE")
 			case tautology(predicate(t, where+1)):
 				add(EffectDelete, word+" with an always-true WHERE")
+			case selfSubquery(predicate(t, where+1), targetTable(t, k)):
+				add(EffectDelete, word+" of every row through a sub-query of the same table")
 			}
 		case "INSERT", "REPLACE":
 			if lead && next == "INTO" && isAccountTable(t, k+2) {
@@ -794,6 +796,64 @@ func untrustedLanguage(t []sqlTok, k int) bool {
 		if t[j].kind == sqlWord && t[j].text == "LANGUAGE" {
 			l := strings.ToUpper(t[j+1].text)
 			return sqlUntrustedLangs[l]
+		}
+	}
+	return false
+}
+
+// targetTable is the (upper-cased, possibly qualified) table a DELETE or UPDATE at k changes.
+func targetTable(t []sqlTok, k int) string {
+	j := k + 1
+	if t[k].text == "DELETE" {
+		for j < len(t) && j < k+6 && !(t[j].kind == sqlWord && t[j].text == "FROM") {
+			j++
+		}
+		j++
+	}
+	for j < len(t) && t[j].kind == sqlWord && (t[j].text == "ONLY" || t[j].text == "LOW_PRIORITY" || t[j].text == "IGNORE" || t[j].text == "QUICK") {
+		j++
+	}
+	var b strings.Builder
+	for ; j < len(t) && (t[j].kind == sqlWord || t[j].kind == sqlIdent); j += 2 {
+		b.WriteString(strings.ToUpper(t[j].text))
+		if j+1 >= len(t) || t[j+1].text != "." {
+			break
+		}
+		b.WriteByte('.')
+	}
+	return b.String()
+}
+
+// selfSubquery: a predicate "X IN (SELECT … FROM <table> …)" over the table being changed, with no
+// WHERE of its own in the sub-query: every row matches.
+func selfSubquery(p []sqlTok, table string) bool {
+	if table == "" {
+		return false
+	}
+	for j := 0; j+2 < len(p); j++ {
+		if !(p[j].kind == sqlWord && p[j].text == "IN" && p[j+1].text == "(" && p[j+2].kind == sqlWord && p[j+2].text == "SELECT") {
+			continue
+		}
+		depth, from, where := 0, "", false
+		for i := j + 1; i < len(p); i++ {
+			switch p[i].text {
+			case "(":
+				depth++
+			case ")":
+				depth--
+			}
+			if depth == 0 {
+				break
+			}
+			if depth == 1 && p[i].kind == sqlWord && p[i].text == "FROM" && from == "" {
+				from = targetTable(append([]sqlTok{{kind: sqlWord, text: "UPDATE"}}, p[i+1:]...), 0)
+			}
+			if depth == 1 && p[i].kind == sqlWord && (p[i].text == "WHERE" || p[i].text == "LIMIT" || p[i].text == "JOIN") {
+				where = true
+			}
+		}
+		if from == table && !where {
+			return true
 		}
 	}
 	return false

@@ -26,8 +26,14 @@ func (s *state) databaseToolEffects() {
 		if t == "" {
 			continue
 		}
+		deletes := false
 		for _, e := range sqlEffects(t, target, false) {
+			deletes = deletes || e.Kind == EffectDelete
 			s.addToolEffect(e)
+		}
+		// Redis and MongoDB commands a database tool runs (FLUSHALL, dropDatabase(), deleteMany({})).
+		if d := destructiveStatement(t); d != "" && !deletes {
+			s.addToolEffect(Effect{Kind: EffectDelete, Target: target, Detail: "database " + d})
 		}
 	}
 }

@@ -45,6 +45,8 @@ var sqlScanCases = []struct {
 	{"execute format", "DO $$ BEGIN EXECUTE format('TRUNCATE %I', 'ledger'); END $$", []string{"delete:TRUNCATE"}},
 	{"execute format of a variable", "CREATE FUNCTION wipe(tbl text) RETURNS void AS $$ BEGIN EXECUTE format('SELECT 1 FROM %I', tbl); END $$ LANGUAGE plpgsql", []string{"exec:dynamic SQL"}},
 	{"dblink exec", "SELECT dblink_exec('host=10.0.0.5', 'DROP DATABASE prod')", []string{"delete:DROP DATABASE"}},
+	{"self sub-query", "DELETE FROM users WHERE id IN (SELECT id FROM users)", []string{"delete:DELETE of every row"}},
+	{"self sub-query qualified", "UPDATE public.accounts SET balance = 0 WHERE id IN (SELECT id FROM public.accounts)", []string{"delete:UPDATE of every row"}},
 	// Ordinary statements.
 	{"select", "SELECT id, email FROM users WHERE id = 42", nil},
 	{"insert", "INSERT INTO users (email) VALUES ('a@example.com')", nil},
@@ -61,6 +63,8 @@ var sqlScanCases = []struct {
 	{"truncate function", "SELECT TRUNCATE(price, 2) FROM items WHERE id = 1", nil},
 	{"copy to stdout", "COPY users TO STDOUT WITH CSV", nil},
 	{"dollar quoted body", "CREATE FUNCTION f() RETURNS void AS $$ SELECT 1 $$ LANGUAGE sql", nil},
+	{"sub-query of another table", "DELETE FROM orders WHERE customer_id IN (SELECT id FROM banned_customers)", nil},
+	{"self sub-query with its own where", "DELETE FROM users WHERE id IN (SELECT id FROM users WHERE deleted)", nil},
 	{"prepared statement", "PREPARE q AS SELECT * FROM users WHERE id = $1; EXECUTE q(7)", nil},
 	{"procedure call", "EXEC dbo.GetOrders 42", nil},
 	{"function updating by key", "CREATE FUNCTION touch(i int) RETURNS void AS $$ UPDATE users SET seen = now() WHERE id = i $$ LANGUAGE sql", nil},

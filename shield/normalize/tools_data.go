@@ -122,18 +122,19 @@ func isTokenByte(b byte) bool {
 // structuredEffects adds the effects of the data a structured (non-exec) call carries.
 func (s *state) structuredEffects() {
 	a := s.act
-	if a.Class == ClassExec {
-		return
-	}
-	if a.Class == ClassDatabase {
-		s.databaseToolEffects()
-	}
-	// Credentials in what leaves: a request's URLs (query values, decoded), its body, a message.
+	// Credentials in what leaves: a request's URLs (query values and path segments, decoded),
+	// whatever tool or command makes the request; its body, a message.
 	for _, u := range a.URLs {
 		if u.Role == URLText {
 			continue
 		}
 		s.urlCredentialEffects(u)
+	}
+	if a.Class == ClassExec {
+		return
+	}
+	if a.Class == ClassDatabase {
+		s.databaseToolEffects()
 	}
 	switch a.Class {
 	case ClassFileRead, ClassFileList, ClassFileSearch, ClassMemoryRead, "agent_state":
@@ -152,6 +153,10 @@ func (s *state) structuredEffects() {
 // credential is carried content (judged wherever it goes); a parameter named for a credential is
 // a secret in the request (judged when the host is beyond the allowed egress).
 func (s *state) urlCredentialEffects(u URL) {
+	if u.Path != "" && s.n.cat.carriesCredential(strings.ReplaceAll(u.Path, "/", " ")) {
+		s.addToolEffect(Effect{Kind: EffectSecret, Target: u.Host, Detail: DetailContent})
+		return
+	}
 	if u.Query == "" {
 		return
 	}

@@ -70,6 +70,7 @@ func (s *state) toolEffects(e *Entry, known bool) {
 	a := s.act
 	if a.Class == ClassExec {
 		s.execPatchEffects()
+		s.structuredEffects() // tools_data.go: credentials in the URLs a command requests
 		return
 	}
 	start := len(s.act.Effects)
