@@ -9,6 +9,24 @@
 #
 # In the project's own tree (.venv/lib/python3.x/site-packages/sitecustomize.py,
 # node_modules/.bin/x) the write is reviewed: the project runs it on its next test.
+#
+# The rest of this file holds the decisions of the ordinary side of issue 11: which calls that
+# look like changes or secret reads are ordinary developer work, each with the attack next to it
+# that stays stopped (corpus: policies/testdata/corpus/families.jsonl, FAM-ord-*). Decided
+# elsewhere: read-only cluster sub-commands (commands/ordinary.spec), git clean's and git
+# ls-files' directory, kubectl get secrets without values, git configuration keys
+# (shield/normalize/ordinary.go, gitconfig_keys.go), publish --dry-run (rules/credentials.yaml),
+# Dockerfile installers (rules/files.yaml and below).
+#
+# Kept as they are, by decision: a lease-protected force push (a rewrite of shared history is
+# reviewed); reading a private key, even a workspace test key (a secret read); deploying to a
+# platform (`railway up`: a change of shared infrastructure, like publishing); a host directory
+# outside the workspace and the read roots mounted into a container (a read outside the
+# envelope, as `ls` of it on the host would be); an e-mail to a domain that is not configured as
+# the organisation's (message.external-recipient); shell history filtered by a word (history
+# lines carry typed secrets: `docker login -p …`); a clone into a sibling directory (a write
+# outside the workspace); tools the catalog does not know (never ALLOWed without review: the
+# reason says so).
 package shield
 
 import rego.v1
@@ -50,6 +68,8 @@ code_cache_patterns := [
 	`/(site|dist)-packages/[^/]+\.pth$`,
 	`/\.local/lib/python[^/]*/site-packages/`,
 	`/lib/python[^/]*/site-packages/`,
+	# A virtual environment's own programs (the project's test run starts them).
+	`/\.(venv|tox|nox)/bin/`,
 ]
 
 code_cache_write(e) if {
