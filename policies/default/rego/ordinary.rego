@@ -129,7 +129,14 @@ remote_container_runtime(p) if {
 	some c in input.commands
 	c.name == p
 	some a in c.args
-	regex.match(`^(-H|--host|--context|-c|--url|--connection|--remote)(=.*)?$|^-H.+`, a)
+	regex.match(`^(-H|--host|--context|--url|--connection|--remote)(=.*)?$|^-H.+`, a)
+}
+
+# docker -c CONTEXT: the short form only before the sub-command (sh -c inside is a shell's).
+remote_container_runtime(p) if {
+	some c in input.commands
+	c.name == p
+	regex.match(`^-c`, c.args[0])
 }
 
 remote_container_runtime(_) if regex.match(`(DOCKER_HOST|CONTAINER_HOST|DOCKER_CONTEXT)`, input.command)
@@ -375,4 +382,24 @@ sudo_probe_command(c) if {
 	every a in c.args {
 		a in {"-n", "true", ":", "-l", "-v", "-k", "-K", "--non-interactive", "--list", "--validate", "--reset-timestamp", "--remove-timestamp"}
 	}
+}
+
+# ---------------------------------------------------------------------------------------------
+# Decision: a file read inside a local container (docker exec api ls /app) reads the container's
+# file system, not the host's; the envelope's read roots do not apply. Secrets read there (the
+# container's environment, /run/secrets, its shadow file) are secret effects and judged as such;
+# writes and deletes inside the container stay outside the envelope.
+inside(e) if {
+	e.kind == "read"
+	startswith(object.get(e, "remote", ""), "container:")
+	not e.unresolved
+	not secret_target(e.target)
+	not remote_container_call
+}
+
+# The call reaches a container runtime on another host (DOCKER_HOST, -H, --context …): its
+# containers are not the developer's local ones.
+remote_container_call if {
+	some p in {"docker", "podman", "nerdctl"}
+	remote_container_runtime(p)
 }

@@ -140,3 +140,12 @@ test_device_shell_line_or_remote_server_not_allowed if {
 		object.union(eff("exec", "android:device", "adb", "am start x", false), {"remote": "android:device"}),
 	]))
 }
+
+# ---- reads inside a local container
+
+test_container_read_allowed_remote_daemon_not if {
+	rd := object.union(eff("read", "/app", "ls", "", false), {"remote": "container:api"})
+	allowed(exec("docker exec api ls /app", [cmd("docker", ["exec", "api", "ls", "/app"]), cmd("ls", ["/app"])], [rd]))
+	not allowed(exec("DOCKER_HOST=tcp://h:2375 docker exec api ls /app", [cmd("docker", ["exec", "api", "ls", "/app"])], [rd]))
+	not allowed(exec("docker -c prod exec api ls /app", [cmd("docker", ["-c", "prod", "exec", "api", "ls", "/app"])], [rd]))
+}
