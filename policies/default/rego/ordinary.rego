@@ -208,10 +208,10 @@ inside(e) if {
 # one that could select secret names by their own words stays escalated.
 inside(e) if {
 	e.kind == "secret"
-	e.target == "env"
+	e.target in {"env", "printenv"}
 	e.detail == "env"
 	some c in input.commands
-	c.name in {"env", "printenv"}
+	c.name == e.target
 	count(c.args) == 0
 	c.pipe
 	some g in input.commands
