@@ -403,3 +403,23 @@ remote_container_call if {
 	some p in {"docker", "podman", "nerdctl"}
 	remote_container_runtime(p)
 }
+
+# apt-get -s (--simulate, --just-print, --dry-run, --recon, --no-act) prints what it would do and
+# needs no root: the package manager's privilege is not used.
+inside(e) if {
+	e.kind == "privilege"
+	e.detail == "package_manager"
+	e.program in {"apt-get", "apt"}
+	every c in input.commands {
+		apt_simulated(c, e.program)
+	}
+}
+
+apt_simulated(c, p) if c.name != p
+
+apt_simulated(c, p) if {
+	c.name == p
+	not c.sudo
+	some a in c.args
+	regex.match(`^(--simulate|--just-print|--dry-run|--recon|--no-act|-[a-zA-Z]*s[a-zA-Z]*)$`, a)
+}
