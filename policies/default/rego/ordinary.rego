@@ -109,6 +109,16 @@ inside(e) if {
 	not removes_everything(e.program)
 }
 
+# The volumes of the workspace's own compose project (docker compose down -v): the compose file
+# of the workspace defines them, so they are the project's dev data, re-created by the next
+# `compose up`; unlike `docker volume rm`, which names any volume of any project.
+inside(e) if {
+	e.kind == "delete"
+	e.target == "container_volume"
+	startswith(e.detail, "compose ")
+	not remote_container_call
+}
+
 # prune, or a list of every container or image ($(docker ps -aq) without a --filter): the
 # developer's other projects' objects too.
 removes_everything(p) if {
