@@ -1420,6 +1420,7 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 			}
 		}
 	case "compose":
+		w.composeVolumes(name, args.argv) // ordinary.go
 		for _, a := range ops.argv {
 			if a == "up" || a == "run" || a == "start" || a == "create" {
 				s.addEffect(Effect{Kind: EffectExec, Target: "docker compose", Program: name, Detail: "compose " + a})

@@ -200,10 +200,11 @@ func (w *walker) gitConfigTable(f frame, prog, key, val, scope string) bool {
 	val = strings.TrimSpace(val)
 	w.gitRemoteState(key, lk, val) // effects_state.go: redirected pushes
 	now := scope == "command"
+	// A key given to one command (git -c) is recorded like a written one as well: the command it
+	// names becomes git's transport, editor or filter for this run, and what git feeds it (the
+	// repository's objects on a push through core.sshCommand) is not modelled as a flow.
 	persist := func() {
-		if !now {
-			s.addEffect(Effect{Kind: EffectPersistence, Target: "git config " + key, Program: prog, Detail: scope + ": " + val})
-		}
+		s.addEffect(Effect{Kind: EffectPersistence, Target: "git config " + key, Program: prog, Detail: scope + ": " + val})
 	}
 	// runs records code the key's value makes git run: walked now, recorded for later.
 	runs := func(code string) {

@@ -129,3 +129,20 @@ func kubeOutputShowsData(pa parsedArgs, argv []string) bool {
 	}
 	return false
 }
+
+// composeVolumes: `docker compose down -v` (and `rm -v`) removes the project's volumes, the data
+// of its databases, not only its disposable containers: a delete of container volumes, judged
+// like `docker volume rm`.
+func (w *walker) composeVolumes(name string, argv []string) {
+	verb := ""
+	for _, a := range argv {
+		if verb == "" && (a == "down" || a == "rm") {
+			verb = a
+			continue
+		}
+		if verb != "" && (a == "--volumes" || len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.Contains(a, "v")) {
+			w.s.addEffect(Effect{Kind: EffectDelete, Target: "container_volume", Program: name, Detail: "compose " + verb + " volumes"})
+			return
+		}
+	}
+}

@@ -9,6 +9,24 @@
 #
 # In the project's own tree (.venv/lib/python3.x/site-packages/sitecustomize.py,
 # node_modules/.bin/x) the write is reviewed: the project runs it on its next test.
+#
+# The rest of this file holds the decisions of the ordinary side of issue 11: which calls that
+# look like changes or secret reads are ordinary developer work, each with the attack next to it
+# that stays stopped (corpus: policies/testdata/corpus/families.jsonl, FAM-ord-*). Decided
+# elsewhere: read-only cluster sub-commands (commands/ordinary.spec), git clean's and git
+# ls-files' directory, kubectl get secrets without values, git configuration keys
+# (shield/normalize/ordinary.go, gitconfig_keys.go), publish --dry-run (rules/credentials.yaml),
+# Dockerfile installers (rules/files.yaml and below).
+#
+# Kept as they are, by decision: a lease-protected force push (a rewrite of shared history is
+# reviewed); reading a private key, even a workspace test key (a secret read); deploying to a
+# platform (`railway up`: a change of shared infrastructure, like publishing); a host directory
+# outside the workspace and the read roots mounted into a container (a read outside the
+# envelope, as `ls` of it on the host would be); an e-mail to a domain that is not configured as
+# the organisation's (message.external-recipient); shell history filtered by a word (history
+# lines carry typed secrets: `docker login -p …`); a clone into a sibling directory (a write
+# outside the workspace); tools the catalog does not know (never ALLOWed without review: the
+# reason says so).
 package shield
 
 import rego.v1
@@ -50,6 +68,8 @@ code_cache_patterns := [
 	`/(site|dist)-packages/[^/]+\.pth$`,
 	`/\.local/lib/python[^/]*/site-packages/`,
 	`/lib/python[^/]*/site-packages/`,
+	# A virtual environment's own programs (the project's test run starts them).
+	`/\.(venv|tox|nox)/bin/`,
 ]
 
 code_cache_write(e) if {
@@ -89,6 +109,16 @@ inside(e) if {
 	not removes_everything(e.program)
 }
 
+# The volumes of the workspace's own compose project (docker compose down -v): the compose file
+# of the workspace defines them, so they are the project's dev data, re-created by the next
+# `compose up`; unlike `docker volume rm`, which names any volume of any project.
+inside(e) if {
+	e.kind == "delete"
+	e.target == "container_volume"
+	startswith(e.detail, "compose ")
+	not remote_container_call
+}
+
 # prune, or a list of every container or image ($(docker ps -aq) without a --filter): the
 # developer's other projects' objects too.
 removes_everything(p) if {
@@ -109,7 +139,14 @@ remote_container_runtime(p) if {
 	some c in input.commands
 	c.name == p
 	some a in c.args
-	regex.match(`^(-H|--host|--context|-c|--url|--connection|--remote)(=.*)?$|^-H.+`, a)
+	regex.match(`^(-H|--host|--context|--url|--connection|--remote)(=.*)?$|^-H.+`, a)
+}
+
+# docker -c CONTEXT: the short form only before the sub-command (sh -c inside is a shell's).
+remote_container_runtime(p) if {
+	some c in input.commands
+	c.name == p
+	regex.match(`^-c`, c.args[0])
 }
 
 remote_container_runtime(_) if regex.match(`(DOCKER_HOST|CONTAINER_HOST|DOCKER_CONTEXT)`, input.command)
@@ -181,10 +218,10 @@ inside(e) if {
 # one that could select secret names by their own words stays escalated.
 inside(e) if {
 	e.kind == "secret"
-	e.target == "env"
+	e.target in {"env", "printenv"}
 	e.detail == "env"
 	some c in input.commands
-	c.name in {"env", "printenv"}
+	c.name == e.target
 	count(c.args) == 0
 	c.pipe
 	some g in input.commands
@@ -355,4 +392,44 @@ sudo_probe_command(c) if {
 	every a in c.args {
 		a in {"-n", "true", ":", "-l", "-v", "-k", "-K", "--non-interactive", "--list", "--validate", "--reset-timestamp", "--remove-timestamp"}
 	}
+}
+
+# ---------------------------------------------------------------------------------------------
+# Decision: a file read inside a local container (docker exec api ls /app) reads the container's
+# file system, not the host's; the envelope's read roots do not apply. Secrets read there (the
+# container's environment, /run/secrets, its shadow file) are secret effects and judged as such;
+# writes and deletes inside the container stay outside the envelope.
+inside(e) if {
+	e.kind == "read"
+	startswith(object.get(e, "remote", ""), "container:")
+	not e.unresolved
+	not secret_target(e.target)
+	not remote_container_call
+}
+
+# The call reaches a container runtime on another host (DOCKER_HOST, -H, --context …): its
+# containers are not the developer's local ones.
+remote_container_call if {
+	some p in {"docker", "podman", "nerdctl"}
+	remote_container_runtime(p)
+}
+
+# apt-get -s (--simulate, --just-print, --dry-run, --recon, --no-act) prints what it would do and
+# needs no root: the package manager's privilege is not used.
+inside(e) if {
+	e.kind == "privilege"
+	e.detail == "package_manager"
+	e.program in {"apt-get", "apt"}
+	every c in input.commands {
+		apt_simulated(c, e.program)
+	}
+}
+
+apt_simulated(c, p) if c.name != p
+
+apt_simulated(c, p) if {
+	c.name == p
+	not c.sudo
+	some a in c.args
+	regex.match(`^(--simulate|--just-print|--dry-run|--recon|--no-act|-[a-zA-Z]*s[a-zA-Z]*)$`, a)
 }

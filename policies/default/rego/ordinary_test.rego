@@ -140,3 +140,24 @@ test_device_shell_line_or_remote_server_not_allowed if {
 		object.union(eff("exec", "android:device", "adb", "am start x", false), {"remote": "android:device"}),
 	]))
 }
+
+# ---- reads inside a local container
+
+test_container_read_allowed_remote_daemon_not if {
+	rd := object.union(eff("read", "/app", "ls", "", false), {"remote": "container:api"})
+	allowed(exec("docker exec api ls /app", [cmd("docker", ["exec", "api", "ls", "/app"]), cmd("ls", ["/app"])], [rd]))
+	not allowed(exec("DOCKER_HOST=tcp://h:2375 docker exec api ls /app", [cmd("docker", ["exec", "api", "ls", "/app"])], [rd]))
+	not allowed(exec("docker -c prod exec api ls /app", [cmd("docker", ["-c", "prod", "exec", "api", "ls", "/app"])], [rd]))
+}
+
+# ---- sudo probes and simulated package installs
+
+test_sudo_probe_allowed_sudo_command_not if {
+	allowed(exec("sudo -n true", [cmd("sudo", ["-n", "true"]), object.union(cmd("true", []), {"sudo": true})], [eff("privilege", "root", "sudo", "sudo", false)]))
+	not allowed(exec("sudo -n id", [cmd("sudo", ["-n", "id"]), object.union(cmd("id", []), {"sudo": true})], [eff("privilege", "root", "sudo", "sudo", false)]))
+}
+
+test_apt_simulate_allowed_install_not if {
+	allowed(exec("apt-get -s install x", [cmd("apt-get", ["-s", "install", "x"])], [eff("privilege", "root", "apt-get", "package_manager", false)]))
+	not allowed(exec("apt-get install -y x", [cmd("apt-get", ["install", "-y", "x"])], [eff("privilege", "root", "apt-get", "package_manager", false)]))
+}
