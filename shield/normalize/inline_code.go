@@ -779,6 +779,18 @@ func (a *analysis) checkRead(full string, j int) {
 	a.litRead(j+2, full)
 }
 
+// maxInlineReads bounds the reads one piece of code may make and stay confined: each is recorded
+// as a read effect, and code that reads more is capable rather than partly recorded.
+const maxInlineReads = 16
+
+func (a *analysis) addRead(p string) {
+	if len(a.reads) >= maxInlineReads {
+		a.fail("reads more files than the analyser records")
+		return
+	}
+	a.reads = append(a.reads, p)
+}
+
 var writeModeRE = regexp.MustCompile(`^[rwxabtU+]{1,4}$`)
 
 func (a *analysis) litRead(k int, full string) {
@@ -787,9 +799,11 @@ func (a *analysis) litRead(k int, full string) {
 		a.fail("%s reads a path built at run time", full)
 		return
 	}
-	if len(a.reads) < 16 {
-		a.reads = append(a.reads, p.text)
+	if strings.Contains(p.text, "://") || strings.Contains(p.text, ":/") && !strings.HasPrefix(p.text, "/") || strings.HasPrefix(p.text, "data:") {
+		a.fail("%s reads a URL or a stream wrapper (%s)", full, p.text)
+		return
 	}
+	a.addRead(p.text)
 	if a.isOp(k+1, ",") {
 		m := a.tok(k + 2)
 		switch {
@@ -939,9 +953,7 @@ func (a *analysis) pyFrom(i int) int {
 func (a *analysis) jsModule(spec string) (string, bool) {
 	if strings.HasPrefix(spec, "./") || strings.HasPrefix(spec, "../") || strings.HasPrefix(spec, "/") {
 		if strings.HasSuffix(spec, ".json") {
-			if len(a.reads) < 16 {
-				a.reads = append(a.reads, spec)
-			}
+			a.addRead(spec)
 			return "", true
 		}
 		a.fail("loads code from %s", spec)

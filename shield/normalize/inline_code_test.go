@@ -208,6 +208,10 @@ func TestInlineCapable(t *testing.T) {
 		{"php", `eval('echo 1;');`, "eval"},
 		{"php", `file_put_contents('/tmp/x', 'y');`, "file_put_contents"},
 		{"php", `echo "{$f('id')}";`, "variable's value"},
+		{"php", `echo file_get_contents('file:///home/user/.ssh/id_rsa');`, "stream wrapper"},
+		{"php", `echo file_get_contents('php://filter/resource=/etc/shadow');`, "stream wrapper"},
+		{"Rscript", `readLines("https://x.example/p")`, "URL"},
+		{"python3", strings.Repeat(`open("a");`, 16) + `open("/home/user/.ssh/id_rsa")`, "more files"},
 		// no allow list
 		{"osascript", `display notification "hi"`, "no allow list"},
 		{"pwsh", `Get-Date`, "no allow list"},
@@ -253,6 +257,17 @@ func TestInlineBounds(t *testing.T) {
 	}
 	if nilList.Handles("python3") {
 		t.Error("a nil allow list handles python3")
+	}
+}
+
+func BenchmarkInlineAnalyse(b *testing.B) {
+	al := inlineTestList(b)
+	code := `import json,sys; d = json.load(sys.stdin); print(sorted(k.upper() for k in d.keys() if k.startswith("a")))`
+	b.ReportAllocs()
+	for b.Loop() {
+		if v := al.Analyse("python3", code); !v.Confined {
+			b.Fatal(v.Reason)
+		}
 	}
 }
 
