@@ -877,9 +877,11 @@ func (a *analysis) pyImport(i int) int {
 		}
 		if a.tok(j+1).kind == tIdent && a.tok(j+1).text == "as" && a.tok(j+2).kind == tIdent {
 			a.bind[a.tok(j+2).text] = binding{ns: mod}
+			delete(a.locals, a.tok(j+2).text)
 			j += 2
 		} else {
 			a.bind[parts[0]] = binding{ns: parts[0]}
+			delete(a.locals, parts[0])
 		}
 		if !a.isOp(j+1, ",") {
 			return j
@@ -969,6 +971,9 @@ func (a *analysis) jsModule(spec string) (string, bool) {
 
 // jsRequire: require('m') with what surrounds it (const x = …, const {a, b: c} = …, ….member).
 func (a *analysis) jsRequire(i int) int {
+	if a.isOp(i+1, ".") && a.tok(i+2).text == "resolve" && a.isOp(i+3, "(") {
+		return i + 2 // require.resolve('m'): where a module is, not loading it
+	}
 	s := a.tok(i + 2)
 	if !a.isOp(i+1, "(") || s.kind != tString || s.interp || !a.isOp(i+3, ")") {
 		a.fail("requires a module named at run time")
@@ -1177,6 +1182,7 @@ func (a *analysis) juliaUsing(i int) int {
 			return j
 		}
 		a.bind[parts[len(parts)-1]] = binding{ns: mod}
+		delete(a.locals, parts[len(parts)-1])
 		if a.isOp(j+1, ":") {
 			j += 2
 			for a.tok(j).kind == tIdent {

@@ -81,6 +81,10 @@ func TestInlineConfined(t *testing.T) {
 		{"php", `echo json_encode(['a' => 1]);`, nil},
 		{"php", `$x = json_decode(file_get_contents('composer.json'), true); echo $x['name'];`, []string{"composer.json"}},
 		{"python3.12", `print(1)`, nil},
+		{"python3", `import torch; print(torch.__version__, torch.cuda.is_available())`, nil},
+		{"python3", `import importlib.metadata as m; print(m.version("requests"))`, nil},
+		{"python3", `import sys; print(sys.executable)`, nil},
+		{"node", `console.log(require.resolve('react'))`, nil},
 		{"/usr/bin/python3", `print(1)`, nil},
 	}
 	for _, c := range cases {
@@ -127,6 +131,10 @@ func TestInlineCapable(t *testing.T) {
 		{"python3", `print(f"{__import__('os').system('id')}")`, "__import__"},
 		{"python3", `import os.path; os.path.os.system('id')`, "os.path.os"},
 		{"python3", `import uuid; uuid.getnode()`, "uuid.getnode"},
+		{"python3", `import importlib; importlib.import_module('os')`, "importlib"},
+		{"python3", `import importlib.metadata; importlib.import_module('os')`, "importlib"},
+		{"python3", `import torch; torch.load('model.pt')`, "torch.load"},
+		{"python3", `import yaml; yaml.load(open('x.yml'), Loader=yaml.Loader)`, "yaml.load"},
 		{"python3", `"x" + 'unterminated`, "cannot read"},
 		// javascript
 		{"node", `globalThis['ev'+'al'](atob('eA=='))`, "globalThis"},
