@@ -712,6 +712,7 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 	w.secretSources(name, ws.sub(1))  // secret_sources.go: with or without a spec
 	w.packageSources(name, ws.sub(1)) // package_sources.go
 	w.serverEffects(name, ws.sub(1))  // servers.go: static file servers
+	w.socketEffects(name, ws.sub(1))  // servers.go: unix sockets of socket clients
 	sp := s.n.opt.Commands.lookup(name)
 	if sp == nil {
 		if name != "" && !shellBuiltinNoop[name] && !w.funcs[name] {
