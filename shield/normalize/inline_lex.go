@@ -177,9 +177,21 @@ var multiOps = []string{"<<=", ">>=", "**=", "//=", "...", "===", "!==", "<=>", 
 	">=", "&&", "||", "+=", "-=", "*=", "/=", "%=", "|=", "&=", "^=", "**", "//", "<<", ">>", "..", "?.", "=~", "!~",
 	"<-", ":=", "|>", "++", "--"}
 
+// opsByFirst: the multi-character operators by their first byte, longest first.
+var opsByFirst = func() (t [256][]string) {
+	for _, n := range []int{3, 2} {
+		for _, op := range multiOps {
+			if len(op) == n {
+				t[op[0]] = append(t[op[0]], op)
+			}
+		}
+	}
+	return t
+}()
+
 func (lx *lexer) operator() string {
 	rest := lx.src[lx.pos:]
-	for _, op := range multiOps {
+	for _, op := range opsByFirst[rest[0]] {
 		if strings.HasPrefix(rest, op) {
 			if op == "//" && lx.lang != "python" && lx.lang != "perl" {
 				continue
