@@ -1674,6 +1674,10 @@ func (w *walker) interp(f frame, pa parsedArgs, name string, args words, pipe bo
 			w.codeEffect(name, stdin, false)
 			return
 		}
+		if code, ok := w.pipedCode(f, idx); ok && pipe && s.n.opt.Inline.Handles(name) {
+			w.codeEffect(name, code, false) // inline_stdin.go: echo 'code' | python3
+			return
+		}
 		w.stdinExec(name, d, pipe && idx > 0 && !w.literalStdin(f, idx))
 	}
 }

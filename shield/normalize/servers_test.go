@@ -84,3 +84,32 @@ func TestSocketEffects(t *testing.T) {
 		})
 	}
 }
+
+// Literal code piped to an interpreter is judged like -c code; anything else stays "stdin".
+func TestPipedInlineCode(t *testing.T) {
+	opt := specOpts(t, Options{Workspace: "/home/user/project", Home: "/home/user"})
+	opt.Inline = inlineTestList(t)
+	n := New(defaultCatalog(t), opt)
+	cases := []struct{ cmd, inline string }{
+		{"echo 'print(1)' | python3", InlineConfined},
+		{"echo -e 'import os\\nos.system(\"id\")' | python3", "capable: uses os.system, which is not allow-listed"},
+		{"printf 'console.log(1)\\n' | node", InlineConfined},
+		{"printf '%s' x | python3", ""},
+		{"echo cHJpbnQoMSk= | base64 -d | python3", ""},
+		{"echo \"$CODE\" | python3", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.cmd, func(t *testing.T) {
+			a := n.Normalize("Bash", map[string]any{"command": c.cmd}, "")
+			got := "none"
+			for _, e := range a.Effects {
+				if e.Kind == EffectExec && (e.Target == "python3" || e.Target == "node") {
+					got = e.Inline
+				}
+			}
+			if got != c.inline {
+				t.Errorf("inline %q, want %q (effects %+v)", got, c.inline, a.Effects)
+			}
+		})
+	}
+}
