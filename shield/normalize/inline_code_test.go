@@ -175,7 +175,8 @@ func TestInlineCapable(t *testing.T) {
 		{"ruby", `eval "c3lz".unpack1("m")`, "eval"},
 		{"ruby", `FileUtils.rm_r(Dir.home + "/.local/share")`, "FileUtils"},
 		{"ruby", "puts `id`", "runs a command"},
-		{"ruby", `puts %x(id)`, "runs a command"},
+		{"ruby", `puts %x(id)`, "x"},
+		{"ruby", `r = %x(id)`, "runs a command"},
 		{"ruby", `system("id")`, "system"},
 		{"ruby", `Kernel.send(:system, "id")`, "Kernel"},
 		{"ruby", `"id".then { |c| IO.popen(c) }`, "IO"},
@@ -293,5 +294,32 @@ func TestParseInlineAllowList(t *testing.T) {
 				t.Fatal("no error")
 			}
 		})
+	}
+}
+
+// A "/" the tokenizer reads as division where the language could read a regex must not let
+// code hide in what the tokenizer takes for a string.
+func TestInlineSlashAmbiguity(t *testing.T) {
+	al := inlineTestList(t)
+	for _, c := range []struct{ prog, code string }{
+		{"node", `if (1) /'/.test(''); eval(atob('eA==')); '/'`},
+		{"node", `let x = 1; x++ /2; eval('1'); x/ 1`},
+		{"node", `void /'/; eval('1'); '/'`},
+		{"ruby", `p = 4; p /2; system("id"); q = 1/ 1`},
+		{"perl", `print $x /'/; system("id"); '/'`},
+	} {
+		if v := al.Analyse(c.prog, c.code); v.Confined {
+			t.Errorf("%s %s: confined", c.prog, c.code)
+		}
+	}
+	for _, c := range []struct{ prog, code string }{
+		{"node", `console.log((1 + 2) / 2)`},
+		{"perl", `print $total / $count, "\n"`},
+		{"perl", `print if /x/ && !/y/`},
+		{"ruby", `puts 10 / 3`},
+	} {
+		if v := al.Analyse(c.prog, c.code); !v.Confined {
+			t.Errorf("%s %s: capable (%s)", c.prog, c.code, v.Reason)
+		}
 	}
 }
