@@ -305,6 +305,9 @@ func (a *analysis) collectLocals() {
 		return
 	}
 	for n := range bound {
+		if !isASCII(n) {
+			continue // Python folds names (NFKC): ｅｘｅｃ is exec; a non-ASCII name is never a local
+		}
 		if !a.l.runtime[n] && !a.l.functions[n] && a.l.namespaces[n] == nil && !strings.HasPrefix(n, "__") {
 			a.locals[n] = true
 		}
@@ -1208,3 +1211,4 @@ func (a *analysis) juliaUsing(i int) int {
 		j += 2
 	}
 }
+

@@ -221,6 +221,9 @@ func TestInlineCapable(t *testing.T) {
 		{"php", `echo file_get_contents('php://filter/resource=/etc/shadow');`, "stream wrapper"},
 		{"Rscript", `readLines("https://x.example/p")`, "URL"},
 		{"python3", strings.Repeat(`open("a");`, 16) + `open("/home/user/.ssh/id_rsa")`, "more files"},
+		{"python3", "[ｅｘｅｃ for ｅｘｅｃ in [1]]; list(map(ｅｘｅｃ, ['1']))", "ｅｘｅｃ"},
+		{"node", `[1].forEach(function(\u0065val){}); ['1'].map(\u0065val)`, "backslash"},
+		{"php", `echo count([#[A] fn($c) => system($c)]);`, "uses A"},
 		// no allow list
 		{"osascript", `display notification "hi"`, "no allow list"},
 		{"pwsh", `Get-Date`, "no allow list"},

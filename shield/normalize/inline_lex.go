@@ -185,6 +185,18 @@ func (lx *lexer) run(stop int) error {
 			}
 			continue
 		}
+		if c == '\\' {
+			// Outside a string a backslash is a line continuation (python), a reference (perl), a
+			// namespace separator (php) or a lambda (R); anywhere else it may be an escape in a
+			// name (JavaScript's \u0065val is eval), which the analyser cannot compare.
+			next := byte('\n')
+			if lx.pos+1 < len(lx.src) {
+				next = lx.src[lx.pos+1]
+			}
+			if !(lx.lang == "perl" || lx.lang == "php" || lx.lang == "r" || next == '\n' || next == '\r') {
+				return lexError("a backslash outside a string")
+			}
+		}
 		op := lx.operator()
 		switch op {
 		case "{":
@@ -271,8 +283,8 @@ func (lx *lexer) comment() (bool, error) {
 			return line()
 		}
 	case "php":
-		if strings.HasPrefix(rest, "//") || rest[0] == '#' {
-			return line()
+		if strings.HasPrefix(rest, "//") || rest[0] == '#' && !strings.HasPrefix(rest, "#[") {
+			return line() // "#[" opens an attribute, not a comment
 		}
 		if strings.HasPrefix(rest, "/*") {
 			return block("/*", "*/")
