@@ -1211,4 +1211,3 @@ func (a *analysis) juliaUsing(i int) int {
 		j += 2
 	}
 }
-
