@@ -17,6 +17,8 @@
 //	defaults.yaml    the decision per action class when no rule speaks (see Defaults)
 //	commands/*.spec  command specs: what each program does with its operands (read by
 //	                 shield/normalize; a program specified here replaces the default spec of it)
+//	inline.yaml      the allow list of inline interpreter code (read by shield/normalize
+//	                 inline_code.go; the bundle's own replaces the default bundle's)
 //	rules/*.yaml     CEL rules (policy/celrules)
 //	**/*.rego        Rego modules; *_test.rego are Rego tests (policy/regoeval)
 //	**/data.json, **/data.yaml   Rego data, mounted at the directory's path under data

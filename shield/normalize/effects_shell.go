@@ -730,6 +730,7 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 	w.secretSources(c, ws.sub(1))     // secret_sources.go: with or without a spec
 	w.packageSources(name, ws.sub(1)) // package_sources.go
 	w.serverEffects(name, ws.sub(1))  // servers.go: static file servers
+	w.socketEffects(name, ws.sub(1))  // servers.go: unix sockets of socket clients
 	sp := s.n.opt.Commands.lookup(name)
 	if sp == nil {
 		if name != "" && !shellBuiltinNoop[name] && !w.funcs[name] {
@@ -1722,6 +1723,10 @@ func (w *walker) interp(f frame, pa parsedArgs, name string, args words, pipe bo
 		if stdin != "" {
 			d = stdin
 			w.codeEffect(name, stdin, false)
+			return
+		}
+		if code, ok := w.pipedCode(f, idx); ok && pipe && s.n.opt.Inline.Handles(name) {
+			w.codeEffect(name, code, false) // inline_stdin.go: echo 'code' | python3
 			return
 		}
 		w.stdinExec(name, d, pipe && idx > 0 && !w.literalStdin(f, idx))

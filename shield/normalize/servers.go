@@ -225,3 +225,41 @@ func serverAddr(bind, port string) string {
 	}
 	return b + ":" + port
 }
+
+// socketEffects records the unix sockets a socket client talks to (socat UNIX-CONNECT:PATH,
+// nc/ncat/netcat -U PATH) as reads of the socket's path, as curl --unix-socket is: the
+// envelope judges the path, and the socket of a local admin service is a finding
+// (rego/services.rego).
+func (w *walker) socketEffects(prog string, args words) {
+	switch prog {
+	case "socat":
+		for i, a := range args.argv {
+			kind, rest, ok := strings.Cut(a, ":")
+			if !ok {
+				continue
+			}
+			switch strings.ToUpper(kind) {
+			case "UNIX-CONNECT", "UNIX-CLIENT", "UNIX", "UNIX-SENDTO", "LOCAL":
+				p, _, _ := strings.Cut(rest, ",")
+				if p != "" {
+					w.pathEffect(EffectRead, prog, p, args.dyn[i])
+				}
+			}
+		}
+	case "nc", "ncat", "netcat":
+		unix := false
+		for _, a := range args.argv {
+			if a == "-U" || a == "--unixsock" || strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "U") {
+				unix = true
+			}
+		}
+		if !unix {
+			return
+		}
+		for i, a := range args.argv {
+			if strings.HasPrefix(a, "/") || strings.HasPrefix(a, "./") || strings.HasPrefix(a, "~") {
+				w.pathEffect(EffectRead, prog, a, args.dyn[i])
+			}
+		}
+	}
+}

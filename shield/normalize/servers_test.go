@@ -56,3 +56,60 @@ func TestServerEffects(t *testing.T) {
 		})
 	}
 }
+
+func TestSocketEffects(t *testing.T) {
+	n := New(defaultCatalog(t), specOpts(t, Options{Workspace: "/home/user/project", Home: "/home/user"}))
+	cases := []struct{ cmd, read string }{
+		{"socat - UNIX-CONNECT:/run/user/1000/podman/podman.sock", "/run/user/1000/podman/podman.sock"},
+		{"socat STDIO UNIX-CLIENT:/var/run/docker.sock,retry=3", "/var/run/docker.sock"},
+		{"nc -U /var/run/docker.sock", "/var/run/docker.sock"},
+		{"ncat --unixsock /tmp/app.sock", "/tmp/app.sock"},
+		{"nc -zv localhost 8080", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.cmd, func(t *testing.T) {
+			a := n.Normalize("Bash", map[string]any{"command": c.cmd}, "")
+			found := false
+			for _, e := range a.Effects {
+				if e.Kind == EffectRead && e.Target == c.read {
+					found = true
+				}
+				if c.read == "" && e.Kind == EffectRead && e.Program != "" && len(e.Target) > 0 && e.Target[0] == '/' {
+					t.Errorf("unexpected read %+v", e)
+				}
+			}
+			if c.read != "" && !found {
+				t.Errorf("no read of %s in %+v", c.read, a.Effects)
+			}
+		})
+	}
+}
+
+// Literal code piped to an interpreter is judged like -c code; anything else stays "stdin".
+func TestPipedInlineCode(t *testing.T) {
+	opt := specOpts(t, Options{Workspace: "/home/user/project", Home: "/home/user"})
+	opt.Inline = inlineTestList(t)
+	n := New(defaultCatalog(t), opt)
+	cases := []struct{ cmd, inline string }{
+		{"echo 'print(1)' | python3", InlineConfined},
+		{"echo -e 'import os\\nos.system(\"id\")' | python3", "capable: uses os.system, which is not allow-listed"},
+		{"printf 'console.log(1)\\n' | node", InlineConfined},
+		{"printf '%s' x | python3", ""},
+		{"echo cHJpbnQoMSk= | base64 -d | python3", ""},
+		{"echo \"$CODE\" | python3", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.cmd, func(t *testing.T) {
+			a := n.Normalize("Bash", map[string]any{"command": c.cmd}, "")
+			got := "none"
+			for _, e := range a.Effects {
+				if e.Kind == EffectExec && (e.Target == "python3" || e.Target == "node") {
+					got = e.Inline
+				}
+			}
+			if got != c.inline {
+				t.Errorf("inline %q, want %q (effects %+v)", got, c.inline, a.Effects)
+			}
+		})
+	}
+}

@@ -92,3 +92,11 @@ bind_loopback(h) if h in {"localhost", "::1", "ip6-localhost"}
 bind_loopback(h) if startswith(h, "127.")
 
 bind_loopback(h) if endswith(h, ".localhost")
+
+# The appliance's own command line run by the agent (data: shield.services.appliance_commands).
+deny contains finding("net.loopback-admin", sprintf("runs the appliance's own %s %s", [c.name, c.args[0]])) if {
+	some c in input.commands
+	subs := svc.appliance_commands[c.name]
+	count(c.args) > 0
+	c.args[0] in subs
+}

@@ -75,3 +75,14 @@ test_workspace_or_loopback_server_allowed if {
 test_tunnel_package_escalates if {
 	"net.tunnel-expose" in rules(shield.escalate) with input as act([], [eff("exec", "localtunnel", "npx", "package")])
 }
+
+test_appliance_cli_blocked if {
+	inp := json.patch(act([], []), [{"op": "replace", "path": "/commands", "value": [{"name": "shield", "args": ["approvals", "approve", "apr-1"]}]}])
+	"net.loopback-admin" in rules(shield.deny) with input as inp
+	ok := json.patch(act([], []), [{"op": "replace", "path": "/commands", "value": [{"name": "shield", "args": ["version"]}]}])
+	not "net.loopback-admin" in rules(shield.deny) with input as ok
+}
+
+test_grpc_approval_path_blocked if {
+	"net.loopback-admin" in rules(shield.deny) with input as act([url(7000, "/shield.v1.ApprovalService/Resolve")], [])
+}
