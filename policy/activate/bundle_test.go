@@ -107,10 +107,11 @@ func TestDefaultBundleCorpus(t *testing.T) {
 	}
 	// The README states the figure and what makes it up: tools outside the catalog (escalated
 	// by design), e-mail outside the organisation, and commands whose effects leave the workspace
-	// and the configured egress (positive security for exec: a deploy, a shell on a device, a host
-	// mount) — escalated, never blocked. Measured: 15/168 = 8.9 %.
-	if fpr > 0.095 {
-		t.Errorf("false-positive rate %.3f above 0.095", fpr)
+	// and the configured egress (positive security for exec: a deploy, a host mount) — escalated,
+	// never blocked. Measured: 15/168 = 8.9 % at the start, 11/168 = 6.5 % now (8 of them tools
+	// outside the catalog, which the fail-closed standard never allows).
+	if fpr > 0.075 {
+		t.Errorf("false-positive rate %.3f above 0.075", fpr)
 	}
 }
 
