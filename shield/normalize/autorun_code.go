@@ -86,8 +86,10 @@ func autorunKind(clean string) string {
 // autorunCode is one piece of code a file runs: the shell command whose walk gives its effects.
 func autorunCommands(kind, content string) []string {
 	var out []string
+	seen := map[string]bool{}
 	add := func(c string) {
-		if strings.TrimSpace(c) != "" && len(out) < maxAutorunSnippets {
+		if strings.TrimSpace(c) != "" && !seen[c] && len(out) < maxAutorunSnippets {
+			seen[c] = true
 			out = append(out, c)
 		}
 	}
@@ -106,7 +108,13 @@ func autorunCommands(kind, content string) []string {
 			if kind == autorunNPM {
 				src, _ = doc["scripts"].(map[string]any)
 			}
-			for k, v := range src {
+			keys := make([]string, 0, len(src))
+			for k := range src {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				v := src[k]
 				if kind == autorunDevc && !strings.HasSuffix(strings.ToLower(k), "command") {
 					continue
 				}
@@ -297,7 +305,7 @@ func autorunFindings(a *Action, cmd string) []Effect {
 		switch {
 		case e.Kind == EffectExec && e.Detail == "decoded code":
 			add("decode-exec", e.Target)
-		case e.Kind == EffectExec && e.Inline != "" && e.Inline != InlineConfined && fetchEvalRE.MatchString(e.Detail) && len(conns) > 0:
+		case e.Kind == EffectExec && e.Inline != InlineConfined && !shells[e.Target] && fetchEvalRE.MatchString(e.Detail) && len(conns) > 0:
 			// Inline code that connects and evaluates text: what it evaluates is what it fetched.
 			for _, h := range conns {
 				add("fetch-exec", h)
