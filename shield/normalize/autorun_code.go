@@ -22,6 +22,7 @@ import (
 //	Detail "decode-exec"  code decoded at run time and run
 //	Detail "secret-send"  a secret (the environment, a credential file or variable) reaches a
 //	                      connection to Target
+//	Detail "secret-auth"  a credential variable read by name reaches a request to Target
 //	Detail "install"      a package taken from a URL or repository at Target
 //	Detail "persistence"  a write where code runs later outside the workspace (Target: the path)
 //	Detail "over-size"    the content is over the bound: it cannot be judged
@@ -51,6 +52,7 @@ const (
 	autorunJS    = "js"   // JavaScript tool configs: JavaScript run by node
 	autorunCI    = "ci"   // CI definitions: run: steps and script: lists are shell
 	autorunDevc  = "devc" // dev containers: *Command values are shell
+	autorunNB    = "nb"   // Jupyter notebooks: ! lines and %%bash cells are shell, the rest Python
 )
 
 var (
@@ -75,6 +77,8 @@ func autorunKind(clean string) string {
 		return autorunJS
 	case base == "devcontainer.json" || base == ".devcontainer.json":
 		return autorunDevc
+	case strings.HasSuffix(base, ".ipynb"):
+		return autorunNB
 	case autorunCIPathRE.MatchString(clean):
 		return autorunCI
 	case autorunShellPathRE.MatchString(clean):
@@ -147,6 +151,31 @@ func autorunCommands(kind, content string) []string {
 		add(strings.Join(joinContinued(recipe), "\n"))
 	case autorunCI:
 		add(strings.Join(ciRunLines(content), "\n"))
+	case autorunNB:
+		var shell, py []string
+		for _, cell := range notebookCells(content) {
+			t := strings.TrimSpace(cell)
+			if strings.HasPrefix(t, "%%bash") || strings.HasPrefix(t, "%%sh") || strings.HasPrefix(t, "%%script") {
+				if i := strings.IndexByte(t, '\n'); i >= 0 {
+					shell = append(shell, t[i+1:])
+				}
+				continue
+			}
+			for _, l := range strings.Split(cell, "\n") {
+				lt := strings.TrimSpace(l)
+				switch {
+				case strings.HasPrefix(lt, "!"):
+					shell = append(shell, lt[1:])
+				case strings.HasPrefix(lt, "%pip ") || strings.HasPrefix(lt, "%conda "):
+					shell = append(shell, lt[1:])
+				case strings.HasPrefix(lt, "%"):
+				default:
+					py = append(py, l)
+				}
+			}
+		}
+		add(strings.Join(shell, "\n"))
+		add("python3 -c " + shellQuoteArg(strings.Join(py, "\n")))
 	}
 	return out
 }
@@ -156,6 +185,28 @@ var (
 	makeShellRE = regexp.MustCompile(`\$\(shell\s+([^)]*)\)`)
 	ciKeyRE     = regexp.MustCompile(`^(\s*)(?:-\s+)?(?:run|script|before_script|after_script|command|commands|entrypoint|init|before|tasks?)\s*:\s*(.*)$`)
 )
+
+// notebookCells: the sources of a notebook's code cells; content that is no notebook document
+// (a cell's new source) is one cell.
+func notebookCells(content string) []string {
+	var doc struct {
+		Cells []struct {
+			Type   string `json:"cell_type"`
+			Source any    `json:"source"`
+		} `json:"cells"`
+	}
+	if json.Unmarshal([]byte(content), &doc) != nil || doc.Cells == nil {
+		return []string{content}
+	}
+	var out []string
+	for _, c := range doc.Cells {
+		if c.Type != "code" || len(out) >= maxAutorunSnippets {
+			continue
+		}
+		out = append(out, strings.Join(stringsOf(c.Source), ""))
+	}
+	return out
+}
 
 // jsonPairs: the string values of "key": "value" pairs in a JSON fragment; with onlyCommands,
 // only those whose key ends in "command".
@@ -298,7 +349,7 @@ func autorunFindings(a *Action, cmd string) []Effect {
 		case from.Kind == EffectConnect && to.Kind == EffectExec:
 			add("fetch-exec", effectHost(from.Target))
 		case from.Kind == EffectSecret && to.Kind == EffectConnect:
-			add("secret-send", effectHost(to.Target))
+			add(secretFinding(from), effectHost(to.Target))
 		}
 	}
 	for _, e := range a.Effects {
@@ -320,15 +371,25 @@ func autorunFindings(a *Action, cmd string) []Effect {
 	// posting os.environ): the secret may reach every connection.
 	if len(conns) > 0 {
 		for _, e := range a.Effects {
-			if e.Kind == EffectSecret && (e.Detail == "env" || e.Sensitive || e.Detail == "request") {
+			if e.Kind == EffectSecret {
 				for _, h := range conns {
-					add("secret-send", h)
+					add(secretFinding(e), h)
 				}
-				break
 			}
 		}
 	}
 	return out
+}
+
+// secretFinding: a credential variable read by name (carried in a request, or named in a command
+// line: the shell's lines are also judged data against authentication by the text rules)
+// authenticates (the project's own server, maybe: "secret-auth"); the whole environment, a credential file or
+// any other secret is sent ("secret-send").
+func secretFinding(e Effect) string {
+	if !e.Sensitive && (e.Detail == "request" || e.Detail == "env" && e.Target != "environment") {
+		return "secret-auth" // a variable named in the code or its command line, not the environment
+	}
+	return "secret-send"
 }
 
 // effectHost: the host of a connect effect's target ("h:443" → "h", "[::1]:80" → "::1").

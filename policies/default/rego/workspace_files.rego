@@ -438,6 +438,12 @@ deny contains finding("workspace.autorun-secret-egress", sprintf("writes %s, whi
 	autorun_foreign(e)
 }
 
+escalate contains finding("workspace.autorun-secret-send", sprintf("writes %s, which runs later and authenticates with a secret to %s, outside the allowed egress", [autorun_file(e), e.target])) if {
+	some e in autorun_effect
+	e.detail == "secret-auth"
+	autorun_foreign(e)
+}
+
 escalate contains finding("workspace.package-source", sprintf("writes %s, which runs later and installs packages from %s, outside the allowed registries", [autorun_file(e), e.target])) if {
 	some e in autorun_effect
 	e.detail == "install"
