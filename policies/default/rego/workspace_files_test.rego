@@ -213,3 +213,9 @@ test_no_autorun_effect_no_finding if {
 	not "workspace.autorun-fetch-exec" in rules(shield.deny) with input as inp
 	not "workspace.autorun-unseen-content" in rules(shield.escalate) with input as inp
 }
+
+test_autorun_secret_auth_escalated_not_denied if {
+	inp := with_autorun("/w/conftest.py", "secret-auth", "s.example-staging.net")
+	"workspace.autorun-secret-send" in rules(shield.escalate) with input as inp
+	not "workspace.autorun-secret-egress" in rules(shield.deny) with input as inp
+}
