@@ -19,6 +19,7 @@ import (
 //
 //	Detail "fetch-exec"   code downloaded from Target and run (a pipe or substitution into an
 //	                      interpreter, eval of a response, a script fetched and evaluated)
+//	Detail "fetch-run"    a download from Target piped to a shell (an install script's shape)
 //	Detail "decode-exec"  code decoded at run time and run
 //	Detail "secret-send"  a secret (the environment, a credential file or variable) reaches a
 //	                      connection to Target
@@ -346,6 +347,9 @@ func autorunFindings(a *Action, cmd string) []Effect {
 		}
 		from, to := a.Effects[f.From], a.Effects[f.To]
 		switch {
+		case from.Kind == EffectConnect && to.Kind == EffectExec && f.Via == "pipe" && (shells[path.Base(to.Target)] || shells[path.Base(to.Program)]):
+			// A download piped to a shell: a vendor's install script's shape, judged by its host.
+			add("fetch-run", effectHost(from.Target))
 		case from.Kind == EffectConnect && to.Kind == EffectExec:
 			add("fetch-exec", effectHost(from.Target))
 		case from.Kind == EffectSecret && to.Kind == EffectConnect:

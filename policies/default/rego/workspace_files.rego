@@ -427,6 +427,23 @@ autorun_vendor_installer(e) if {
 	contains(lower(l), lower(e.target))
 }
 
+# A download piped to a shell: from a bare address, plain HTTP or a drop site it is blocked;
+# from a named host (a vendor's install script) a human decides, as the line rules above do.
+deny contains finding("workspace.autorun-fetch-exec", sprintf("writes %s, which runs later and runs code it downloads from %s", [autorun_file(e), e.target])) if {
+	some e in autorun_effect
+	e.detail == "fetch-run"
+	autorun_foreign(e)
+	some l in written_lines
+	insecure_host(e.target, l)
+}
+
+escalate contains finding("workspace.autorun-fetch-exec", sprintf("writes %s, which runs later and runs code it downloads from %s", [autorun_file(e), e.target])) if {
+	some e in autorun_effect
+	e.detail == "fetch-run"
+	autorun_foreign(e)
+	not autorun_vendor_installer(e)
+}
+
 deny contains finding("workspace.autorun-decode-exec", sprintf("writes %s, which runs later and runs code it decodes", [autorun_file(e)])) if {
 	some e in autorun_effect
 	e.detail == "decode-exec"
