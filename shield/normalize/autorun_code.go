@@ -184,7 +184,7 @@ func autorunCommands(kind, content string) []string {
 var (
 	jsonPairRE  = regexp.MustCompile(`"([A-Za-z0-9_:.@/-]+)"\s*:\s*("(?:[^"\\]|\\.)*")`)
 	makeShellRE = regexp.MustCompile(`\$\(shell\s+([^)]*)\)`)
-	ciKeyRE     = regexp.MustCompile(`^(\s*)(?:-\s+)?(?:run|script|before_script|after_script|command|commands|entrypoint|init|before|tasks?)\s*:\s*(.*)$`)
+	ciKeyRE     = regexp.MustCompile(`^(\s*)(?:-\s+)?(?:run|script|before_script|after_script|command|commands|entry|entrypoint|init|before|tasks?)\s*:\s*(.*)$`)
 )
 
 // notebookCells: the sources of a notebook's code cells; content that is no notebook document
@@ -258,18 +258,20 @@ func ciRunLines(content string) []string {
 			out = append(out, unquoteYAML(val))
 			continue
 		}
-		// A block scalar or a list: the more indented lines that follow.
+		// A block scalar or a list: the more indented lines that follow, up to the next key
+		// that holds shell (a nested run:, which the loop reads itself).
 		for i+1 < len(lines) {
 			next := lines[i+1]
 			t := strings.TrimSpace(next)
-			if t != "" && len(next)-len(strings.TrimLeft(next, " \t")) <= indent && !strings.HasPrefix(t, "- ") {
-				break
-			}
-			if t != "" && len(next)-len(strings.TrimLeft(next, " \t")) <= indent && strings.HasPrefix(t, "- ") && ciKeyRE.MatchString(next) {
+			deeper := len(next)-len(strings.TrimLeft(next, " \t")) > indent
+			if t != "" && !deeper && !strings.HasPrefix(t, "- ") || val == "" && ciKeyRE.MatchString(next) {
 				break
 			}
 			i++
 			if val == "" {
+				if !strings.HasPrefix(t, "- ") {
+					continue // a key of a mapping (lint:, name:), not a command
+				}
 				t = unquoteYAML(strings.TrimPrefix(t, "- "))
 			}
 			out = append(out, t)
@@ -296,6 +298,9 @@ func shellQuoteArg(s string) string { return "'" + strings.ReplaceAll(s, "'", `'
 // fetchEvalRE: code that evaluates text at run time (with a connection in the same code, text
 // it downloaded).
 var fetchEvalRE = regexp.MustCompile(`\b(?:exec|eval|compile|Function|runInThisContext|runInNewContext|execfile|instance_eval)\s*[(\s]|\.then\(\s*eval\s*\)|new\s+Function\b|\bvm\.Script\b|\brequire\s*\(\s*[^'"\s)]|\bimport\s*\(\s*[^'"\s)]`)
+
+// netAPIRE: code that uses a network API (the modules and calls that send data off the host).
+var netAPIRE = regexp.MustCompile(`require\(\s*['"](?:node:)?(?:https?|http2|net|tls|dgram)['"]|from\s+['"](?:node:)?(?:https?|http2|net|tls|dgram)['"]|\burllib\b|\brequests\b|\bhttpx\b|http\.client|\bsocket\b|\bfetch\s*\(|XMLHttpRequest|\baxios\b|\bsendBeacon\b|\bWebSocket\b`)
 
 // autorunEffects judges content written to clean, a file that runs later, and adds what it
 // would do when run as EffectAutorun effects.
@@ -369,6 +374,18 @@ func autorunFindings(a *Action, cmd string) []Effect {
 			add("install", installHost(e.Target))
 		case e.Kind == EffectPersistence && strings.HasPrefix(e.Target, "/") && !e.InWorkspace && e.Remote == "":
 			add("persistence", e.Target)
+		}
+	}
+	// Code that takes the whole environment and uses a network API whose target is built at run
+	// time (https.request({host: …}), a socket): the environment may go anywhere.
+	if len(conns) == 0 {
+		envAll, netCode := false, false
+		for _, e := range a.Effects {
+			envAll = envAll || e.Kind == EffectSecret && e.Target == "environment"
+			netCode = netCode || e.Kind == EffectExec && e.Inline != InlineConfined && !shells[e.Target] && netAPIRE.MatchString(e.Detail)
+		}
+		if envAll && netCode {
+			add("secret-send", "(run time)")
 		}
 	}
 	// A secret and a connection in code with no visible flow between them (an inline program
