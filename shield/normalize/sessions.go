@@ -362,8 +362,14 @@ func (w *walker) recordWritten(c *Command, stdin string) {
 		content = stdin
 	case "echo", "printf":
 		args := c.Args
+		esc := c.Name == "printf"
 		for len(args) > 0 && c.Name == "echo" && (args[0] == "-n" || args[0] == "-e" || args[0] == "-E" || args[0] == "-ne") {
+			esc = esc || strings.Contains(args[0], "e")
 			args = args[1:]
+		}
+		if esc && len(args) > 0 {
+			// The escapes printf's format and echo -e interpret: the file gets lines and tabs.
+			args = append([]string{printfEscapes.Replace(args[0])}, args[1:]...)
 		}
 		sep := " "
 		if c.Name == "printf" && len(args) > 1 && strings.Contains(args[0], "%") {
@@ -491,3 +497,6 @@ func repointPushes(a *Action, remotes map[string]string) {
 		e.Target = url
 	}
 }
+
+// printfEscapes: the escapes of printf's format (and echo -e) that shape a file's lines.
+var printfEscapes = strings.NewReplacer(`\\`, `\`, `\n`, "\n", `\t`, "\t", `\r`, "\r")

@@ -71,6 +71,9 @@ func (s *state) toolEffects(e *Entry, known bool) {
 	if a.Class == ClassExec {
 		s.execPatchEffects()
 		s.structuredEffects() // tools_data.go: credentials in the URLs a command requests
+		for _, t := range sortedKeys(s.written) {
+			s.autorunEffects(t, s.written[t]) // autorun_code.go: files that run later
+		}
 		return
 	}
 	start := len(s.act.Effects)
@@ -136,6 +139,13 @@ func (s *state) toolEffects(e *Entry, known bool) {
 	}
 	if a.Class == ClassCodeExec {
 		s.codePayloadEffects(a.Tool, a.Content) // tools_code.go
+	}
+	if a.Content != "" && a.Class != ClassFileRead && a.Class != ClassFileList && a.Class != ClassFileSearch {
+		for _, p := range a.Paths {
+			if p.Role == RoleWrite || p.Role == RoleDest {
+				s.autorunEffects(p.Clean, a.Content) // autorun_code.go: files that run later
+			}
+		}
 	}
 	s.structuredEffects() // tools_data.go: SQL, secrets in URLs and bodies, settings, browser schemes
 	// A secret in what the call sends or writes is carried by it.

@@ -392,3 +392,87 @@ escalate contains finding("agent.instructions-name-credentials", sprintf("writes
 	some t in written_text
 	regex.match(`(?i)(~|\$home|\$\{home\}|/home/[^/\s]+|/root)/\.(ssh/|aws/|kube/config|docker/config\.json|gnupg|netrc|npmrc|pypirc|git-credentials|config/gh/|config/gcloud|azure/|vault-token|password-store)|/proc/(self|[0-9*]+)/environ|/etc/(shadow|gshadow|sudoers)|\bid_(rsa|ed25519|ecdsa)\b`, t)
 }
+
+# ---------------------------------------------------------------------------------------------
+# What an autorun file's code does when it runs (shield/normalize/autorun_code.go): the code the
+# file kind runs (package.json scripts, Makefile recipes, .envrc and hooks, setup.py, conftest.py,
+# JavaScript configs, CI run steps, dev container commands) walked by the shell and inline-code
+# engines; each finding is an "autorun" effect, the file in its program. Downloads from and
+# secrets to the allowed egress (the default registries) are ordinary builds.
+
+autorun_effect contains e if {
+	some e in input.effects
+	e.kind == "autorun"
+}
+
+autorun_file(e) := substring(e.program, 8, -1)
+
+autorun_foreign(e) if {
+	not host_allowed(e.target)
+	not loopback_host(e.target)
+}
+
+deny contains finding("workspace.autorun-fetch-exec", sprintf("writes %s, which runs later and runs code it downloads from %s", [autorun_file(e), e.target])) if {
+	some e in autorun_effect
+	e.detail == "fetch-exec"
+	autorun_foreign(e)
+	not autorun_vendor_installer(e)
+}
+
+# A vendor's install script piped to a shell in a container build (ordinary.rego) is judged
+# by the line rules above, as before.
+autorun_vendor_installer(e) if {
+	some l in written_lines
+	container_build_installer(autorun_file(e), l)
+	contains(lower(l), lower(e.target))
+}
+
+# A download piped to a shell: from a bare address, plain HTTP or a drop site it is blocked;
+# from a named host (a vendor's install script) a human decides, as the line rules above do.
+deny contains finding("workspace.autorun-fetch-exec", sprintf("writes %s, which runs later and runs code it downloads from %s", [autorun_file(e), e.target])) if {
+	some e in autorun_effect
+	e.detail == "fetch-run"
+	autorun_foreign(e)
+	some l in written_lines
+	insecure_host(e.target, l)
+}
+
+escalate contains finding("workspace.autorun-fetch-exec", sprintf("writes %s, which runs later and runs code it downloads from %s", [autorun_file(e), e.target])) if {
+	some e in autorun_effect
+	e.detail == "fetch-run"
+	autorun_foreign(e)
+	not autorun_vendor_installer(e)
+}
+
+deny contains finding("workspace.autorun-decode-exec", sprintf("writes %s, which runs later and runs code it decodes", [autorun_file(e)])) if {
+	some e in autorun_effect
+	e.detail == "decode-exec"
+}
+
+deny contains finding("workspace.autorun-secret-egress", sprintf("writes %s, which runs later and sends secrets to %s, outside the allowed egress", [autorun_file(e), e.target])) if {
+	some e in autorun_effect
+	e.detail == "secret-send"
+	autorun_foreign(e)
+}
+
+escalate contains finding("workspace.autorun-secret-send", sprintf("writes %s, which runs later and authenticates with a secret to %s, outside the allowed egress", [autorun_file(e), e.target])) if {
+	some e in autorun_effect
+	e.detail == "secret-auth"
+	autorun_foreign(e)
+}
+
+escalate contains finding("workspace.package-source", sprintf("writes %s, which runs later and installs packages from %s, outside the allowed registries", [autorun_file(e), e.target])) if {
+	some e in autorun_effect
+	e.detail == "install"
+	autorun_foreign(e)
+}
+
+escalate contains finding("workspace.autorun-persistence", sprintf("writes %s, which runs later and writes %s, where code runs later outside the workspace", [autorun_file(e), e.target])) if {
+	some e in autorun_effect
+	e.detail == "persistence"
+}
+
+escalate contains finding("workspace.autorun-unseen-content", sprintf("writes %s, which runs later, with more code than can be judged", [autorun_file(e)])) if {
+	some e in autorun_effect
+	e.detail == "over-size"
+}
