@@ -673,6 +673,10 @@ func (w *walker) applyRole(prog, role, raw string, dyn bool) {
 		w.hostEffect(prog, raw, "", "", dyn)
 	case "pkg":
 		w.installEffect(prog, raw, dyn)
+	case "pid":
+		// Attaching to another process (gdb -p, strace -p, gcore PID) reads its memory: an
+		// ssh-agent's keys, a shell's tokens. A secret whatever the process is.
+		w.s.addEffect(Effect{Kind: EffectSecret, Target: "process " + raw, Program: prog, Detail: "process_memory"})
 	}
 }
 
@@ -1350,6 +1354,9 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 			w.installEffect("cargo", a, ops.dyn[k])
 		}
 	case "npx":
+		if v, dyn, ok := pa.val("-c", "--call"); ok {
+			w.shellValue(f, name, name+" --call", v, dyn) // npm exec -c 'CMD': a shell command line
+		}
 		if len(ops.argv) == 0 {
 			return
 		}
@@ -1361,6 +1368,11 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 			w.installEffect(name, pkg, ops.dyn[0])
 		}
 		s.addEffect(Effect{Kind: EffectExec, Target: pkg, Program: name, Detail: "package"})
+		// npx -- sh -c '…', npm exec -- python3 x.py: a command the engine knows (a shell, an
+		// interpreter, any specified program) is run as itself, whatever npm resolves it from.
+		if !ops.dyn[0] && (shells[pkg] || s.n.opt.Commands.lookup(pkg) != nil) {
+			w.subTool(f, name, ops, pipe, idx, stdin)
+		}
 	case "gorun":
 		for k, a := range ops.argv {
 			if strings.Contains(a, "@") || (strings.Contains(a, ".") && strings.Contains(a, "/") && !strings.HasPrefix(a, ".")) {
