@@ -434,6 +434,7 @@ func (w *walker) installEffect(prog, raw string, dyn bool) {
 		s.addEffect(Effect{Kind: EffectInstall, Target: raw, Program: prog, Unresolved: true})
 		return
 	}
+	raw = vcsShorthand(prog, raw) // effects_subcmd.go: github:o/r is git+https://github.com/o/r
 	src := installSource(raw)
 	e := Effect{Kind: EffectInstall, Target: raw, Program: prog, Detail: src}
 	switch src {

@@ -95,3 +95,107 @@ func (w *walker) subTool(f frame, via string, ws words, pipe bool, idx int, stdi
 	}
 	w.emit(child, ws, strings.Join(ws.argv, " "), nil, nil, pipe, idx, false, stdin)
 }
+
+// ---------------------------------------------------------------------------------------------
+// Dependency sources redirected by a command: go mod edit -replace, cargo --config patch./source.
+
+// vcsShorthand expands the shorthands package managers accept for a repository (npm
+// github:o/r, gitlab:o/r, bitbucket:o/r, o/r; git@host:path) to the git URL they fetch, so the
+// install is judged as the foreign source it is. Other values are returned unchanged.
+func vcsShorthand(prog, raw string) string {
+	lp := strings.ToLower(raw)
+	for _, h := range [][2]string{{"github:", "github.com"}, {"gitlab:", "gitlab.com"}, {"bitbucket:", "bitbucket.org"}, {"gist:", "gist.github.com"}} {
+		if strings.HasPrefix(lp, h[0]) {
+			return "git+https://" + h[1] + "/" + raw[len(h[0]):]
+		}
+	}
+	if strings.HasPrefix(lp, "git@") {
+		if host, p, ok := strings.Cut(raw[4:], ":"); ok {
+			return "git+ssh://git@" + host + "/" + p
+		}
+	}
+	if npmFamily[prog] && !strings.HasPrefix(raw, "@") && !strings.Contains(raw, "://") && strings.Count(raw, "/") == 1 && !strings.Contains(raw, "@") &&
+		!strings.Contains(raw, ".") && !strings.HasPrefix(raw, "/") && !strings.HasPrefix(raw, "~") && !strings.HasPrefix(raw, "git+") {
+		return "git+https://github.com/" + strings.SplitN(raw, "#", 2)[0] // npm owner/repo
+	}
+	if strings.HasSuffix(lp, ".git") && !strings.Contains(lp, "://") && !strings.HasPrefix(lp, "git+") && !strings.HasPrefix(raw, ".") &&
+		!strings.HasPrefix(raw, "/") && !strings.HasPrefix(raw, "~") {
+		return "git+https://" + raw
+	}
+	return raw
+}
+
+// npmFamily: installers that read "owner/repo" as a GitHub repository.
+var npmFamily = set("npm", "npx", "pnpm", "pnpx", "yarn", "bun", "bunx")
+
+// goModReplace: "go mod edit -replace OLD=NEW[@v]" makes every build take OLD's code from NEW. A
+// replacement by a directory is that directory's code (a path install); by another module path it
+// is a foreign source (a module other than the one the project requires); the same path at
+// another version is an ordinary pin.
+func (w *walker) goModReplace(args words) {
+	if len(args.argv) < 2 || args.argv[0] != "mod" || args.argv[1] != "edit" {
+		return
+	}
+	for i := 2; i < len(args.argv); i++ {
+		a, dyn := args.argv[i], args.dyn[i]
+		var v string
+		switch {
+		case a == "-replace" && i+1 < len(args.argv):
+			i++
+			v, dyn = args.argv[i], args.dyn[i]
+		case strings.HasPrefix(a, "-replace="):
+			v = strings.TrimPrefix(a, "-replace=")
+		default:
+			continue
+		}
+		if dyn && isUnresolvedText(v) {
+			w.installEffect("go", v, true)
+			continue
+		}
+		old, repl, ok := strings.Cut(v, "=")
+		if !ok {
+			continue
+		}
+		oldPath, _, _ := strings.Cut(old, "@")
+		newPath, _, _ := strings.Cut(repl, "@")
+		switch {
+		case strings.HasPrefix(repl, ".") || strings.HasPrefix(repl, "/") || strings.HasPrefix(repl, "~"):
+			w.installEffect("go", repl, false)
+			w.envFileExec("go mod edit -replace", repl) // the directory's code is built: outside the workspace, code from outside
+		case newPath != oldPath:
+			w.installEffect("go", "git+https://"+newPath, false)
+		}
+	}
+}
+
+// cargoConfigSources: "cargo --config KEY=VALUE" entries that change where crates come from
+// (patch.<registry>.<crate>.git/path, source.<name>.registry/replace-with, registries.<name>.index).
+func (w *walker) cargoConfigSources(pa parsedArgs) {
+	for _, v := range pa.vals {
+		if v.opt != "--config" {
+			continue
+		}
+		key, val, ok := strings.Cut(v.val, "=")
+		if !ok {
+			continue // a config file: read as a file by its role
+		}
+		key = strings.TrimSpace(key)
+		val = strings.Trim(strings.TrimSpace(val), `"'`)
+		if !(strings.HasPrefix(key, "patch.") || strings.HasPrefix(key, "source.") || strings.HasPrefix(key, "registries.") ||
+			strings.HasPrefix(key, "registry.")) {
+			continue
+		}
+		switch {
+		case v.dyn && isUnresolvedText(val):
+			w.installEffect("cargo", val, true)
+		case strings.HasSuffix(key, ".path") || strings.HasSuffix(key, ".directory") || strings.HasSuffix(key, ".local-registry"):
+			w.envFileExec("cargo --config "+key, val) // a directory's crate: outside the workspace, code from outside
+		case strings.Contains(val, "://"):
+			u := strings.TrimPrefix(strings.TrimPrefix(val, "sparse+"), "registry+")
+			if !strings.HasPrefix(u, "git+") {
+				u = "git+" + u
+			}
+			w.installEffect("cargo", u, false)
+		}
+	}
+}

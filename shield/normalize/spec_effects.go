@@ -40,8 +40,13 @@ func (w *walker) specEffects(f frame, pa parsedArgs, name string, args words, pi
 	if name == "git" {
 		w.gitConfigCommands(f, pa)
 	}
-	if name == "cmake" {
-		w.cmakeTool(f, args, pipe, idx, stdin) // effects_subcmd.go
+	switch name { // effects_subcmd.go
+	case "cmake":
+		w.cmakeTool(f, args, pipe, idx, stdin)
+	case "go":
+		w.goModReplace(args)
+	case "cargo":
+		w.cargoConfigSources(pa)
 	}
 	for _, v := range pa.vals {
 		if v.role == "code" {
