@@ -1369,9 +1369,9 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 			w.installEffect(name, pkg, ops.dyn[0])
 		}
 		s.addEffect(Effect{Kind: EffectExec, Target: pkg, Program: name, Detail: "package"})
-		// npx -- sh -c '…', npm exec -- python3 x.py: a command the engine knows (a shell, an
-		// interpreter, any specified program) is run as itself, whatever npm resolves it from.
-		if !ops.dyn[0] && (shells[pkg] || s.n.opt.Commands.lookup(pkg) != nil) {
+		// npx -- sh -c '…', npm exec -- python3 x.py: a shell, an interpreter or a system tool
+		// (no npm package of that name is what runs) is run as itself, judged as that command.
+		if !ops.dyn[0] && (shells[pkg] || npxSystemPrograms[pkg]) {
 			w.subTool(f, name, ops, pipe, idx, stdin)
 		}
 	case "gorun":

@@ -161,7 +161,7 @@ func (w *walker) goModReplace(args words) {
 		switch {
 		case strings.HasPrefix(repl, ".") || strings.HasPrefix(repl, "/") || strings.HasPrefix(repl, "~"):
 			w.installEffect("go", repl, false)
-			w.envFileExec("go mod edit -replace", repl) // the directory's code is built: outside the workspace, code from outside
+			w.sourceDir("go mod edit -replace", repl) // the directory's code is built: outside the workspace, code from outside
 		case newPath != oldPath:
 			w.installEffect("go", "git+https://"+newPath, false)
 		}
@@ -189,7 +189,7 @@ func (w *walker) cargoConfigSources(pa parsedArgs) {
 		case v.dyn && isUnresolvedText(val):
 			w.installEffect("cargo", val, true)
 		case strings.HasSuffix(key, ".path") || strings.HasSuffix(key, ".directory") || strings.HasSuffix(key, ".local-registry"):
-			w.envFileExec("cargo --config "+key, val) // a directory's crate: outside the workspace, code from outside
+			w.sourceDir("cargo --config "+key, val) // a directory's crate: outside the workspace, code from outside
 		case strings.Contains(val, "://"):
 			u := strings.TrimPrefix(strings.TrimPrefix(val, "sparse+"), "registry+")
 			if !strings.HasPrefix(u, "git+") {
@@ -199,3 +199,22 @@ func (w *walker) cargoConfigSources(pa parsedArgs) {
 		}
 	}
 }
+
+// sourceDir: a dependency taken from a directory. The workspace's and the user's own directories
+// (a sibling checkout, ../lib) are the user's code; elsewhere (/tmp, another user's) it is code
+// from outside, an exec of that directory.
+func (w *walker) sourceDir(prog, p string) {
+	s := w.s
+	clean, ok := resolvePath(p, s.cwd, s.n.opt.Home)
+	if !ok || inDir(clean, s.n.opt.Home) && s.n.sens.classify(clean) == "" {
+		return
+	}
+	w.envFileExec(prog, p)
+}
+
+// npxSystemPrograms: programs npx/npm exec/pnpm dlx run from the system, not from an npm package,
+// when named after "--": interpreters and system tools.
+var npxSystemPrograms = set("node", "nodejs", "python", "python3", "perl", "ruby", "php", "deno", "bun", "env", "xargs", "sudo",
+	"doas", "curl", "wget", "nc", "ncat", "netcat", "socat", "rm", "cp", "mv", "dd", "cat", "tar", "ssh", "scp", "rsync", "git",
+	"find", "chmod", "chown", "ln", "tee", "base64", "openssl", "awk", "sed", "gpg", "docker", "kubectl", "aws", "gcloud", "az",
+	"zip", "unzip", "crontab", "nohup", "setsid", "timeout", "install", "mkdir", "touch", "printenv", "osascript", "pwsh", "powershell")
