@@ -570,6 +570,9 @@ var (
 		"docker-config", "kubeconfig:get", "config-helper", "get-role-credentials", "get-federation-token", "get-session-token",
 		"assume-role", "assume-role-with-web-identity", "get-authorization-token", "create-access-key", "generate-db-auth-token",
 		"print-secret", "access-secret")
+	// readVerbs select a read-only action; words after them are operands, not sub-commands.
+	readVerbs = set("get", "list", "ls", "describe", "show", "status", "logs", "log", "version", "help", "diff", "plan", "info",
+		"inspect", "view", "top", "history", "search", "explain", "lint", "template", "whoami", "validate", "check")
 	// tokenFlags make an otherwise plain sub-command print a credential.
 	tokenFlags = set("--expose-token", "--show-token", "--show-secrets", "--reveal", "--show-sensitive", "--decrypt")
 )
@@ -640,6 +643,8 @@ func (w *walker) verbEffects(sp *cmdSpec, name string, args words) {
 		case verbClass(v, destroyVerbs):
 			s.addEffect(Effect{Kind: EffectDelete, Target: "cloud", Program: name, Detail: detail})
 			return
+		case readVerbs[v]:
+			return // "argocd app get delete-me": the words after a read verb are its operands
 		}
 	}
 }
