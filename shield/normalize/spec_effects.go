@@ -573,6 +573,8 @@ var (
 	// readVerbs select a read-only action; words after them are operands, not sub-commands.
 	readVerbs = set("get", "list", "ls", "describe", "show", "status", "logs", "log", "version", "help", "diff", "plan", "info",
 		"inspect", "view", "top", "history", "search", "explain", "lint", "template", "whoami", "validate", "check")
+	// destroyFlags make an otherwise reversible sub-command destroy its object.
+	destroyFlags = set("-purge", "--purge")
 	// tokenFlags make an otherwise plain sub-command print a credential.
 	tokenFlags = set("--expose-token", "--show-token", "--show-secrets", "--reveal", "--show-sensitive", "--decrypt")
 )
@@ -627,6 +629,11 @@ func (w *walker) verbEffects(sp *cmdSpec, name string, args words) {
 		}
 		if f, _, _ := strings.Cut(a, "="); tokenFlags[f] {
 			s.addEffect(Effect{Kind: EffectSecret, Target: name + " " + f, Program: name, Detail: "cloud_token"})
+			break
+		}
+		if destroyFlags[a] {
+			// "nomad job stop -purge api": the flag makes a stop a delete.
+			s.addEffect(Effect{Kind: EffectDelete, Target: "cloud", Program: name, Detail: name + " " + a})
 			break
 		}
 	}
