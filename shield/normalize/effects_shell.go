@@ -1526,6 +1526,10 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 		if len(ops.argv) > 0 && ops.argv[0] == "install" {
 			s.addEffect(Effect{Kind: EffectPersistence, Target: ".git/hooks", Program: name, Detail: "git_hooks", InWorkspace: true})
 		} else {
+			if len(ops.argv) > 1 && ops.argv[0] == "try-repo" {
+				// pre-commit try-repo REPO: the hooks of REPO are fetched and run.
+				w.installEffect(name, ops.argv[1], ops.dyn[1])
+			}
 			s.addEffect(Effect{Kind: EffectExec, Target: name, Program: name, Detail: "build"})
 		}
 	case "dpkg":
