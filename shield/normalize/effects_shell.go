@@ -667,6 +667,13 @@ func (w *walker) applyRole(prog, role, raw string, dyn bool) {
 	case "code":
 		w.codeEffect(prog, raw, dyn)
 	case "script":
+		if u := strings.ToLower(raw); strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "ftp://") {
+			// deno run URL, bun URL: code fetched and run, not a file of that name.
+			w.urlEffect(prog, raw, dyn)
+			w.s.addUnresolved("code fetched from " + raw + " (" + prog + ")")
+			w.s.addEffect(Effect{Kind: EffectExec, Target: prog, Program: prog, Detail: "download " + raw, Unresolved: true})
+			break
+		}
 		w.execFile(prog, raw, dyn)
 	case "url":
 		w.urlEffect(prog, raw, dyn)
@@ -1732,7 +1739,7 @@ func (w *walker) interp(f frame, pa parsedArgs, name string, args words, pipe bo
 		return
 	}
 	if len(ops.argv) > 0 && ops.argv[0] != "-" {
-		w.execFile(name, ops.argv[0], ops.dyn[0])
+		w.applyRole(name, "script", ops.argv[0], ops.dyn[0]) // a file, or a URL fetched and run (deno run URL)
 		return
 	}
 	if (pipe && idx > 0) || stdin != "" || (len(ops.argv) > 0 && ops.argv[0] == "-") {
