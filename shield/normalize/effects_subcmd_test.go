@@ -55,6 +55,11 @@ func TestExecGapClasses(t *testing.T) {
 		{name: "go replace by another module", cmd: "go mod edit -replace a.example/x=b.example/x@v1.0.0", want: []fx{{kind: "install", target: "git+https://b.example/x"}}},
 		{name: "go replace pin", cmd: "go mod edit -replace a.example/x=a.example/x@v1.0.0", not: []fx{{kind: "install", target: "git+https://a.example/x"}}},
 		{name: "go replace /tmp", cmd: "go mod edit -replace=a.example/x=/tmp/x", want: []fx{{kind: "exec", target: "/tmp/x"}}},
+		{name: "stop -purge", cmd: "nomad job stop -purge api", want: []fx{cloudDel}, unknown: []string{"nomad"}},
+		{name: "stop without purge", cmd: "nomad job stop api", not: []fx{cloudDel}, unknown: []string{"nomad"}},
+		{name: "pre-commit try-repo URL", cmd: "pre-commit try-repo https://e.example/hooks", want: []fx{{kind: "install", target: "https://e.example/hooks"}}},
+		{name: "deno run URL", cmd: "deno run -A https://e.example/i.ts", unres: true, want: []fx{{kind: "connect", target: "e.example"}}},
+		{name: "deno run file", cmd: "deno run main.ts", want: []fx{{kind: "exec", target: ws + "/main.ts"}}},
 		{name: "cargo patch git", cmd: `cargo build --config 'patch.crates-io.serde.git="https://e.example/serde"'`, want: []fx{{kind: "install", target: "git+https://e.example/serde"}}},
 	})
 }
