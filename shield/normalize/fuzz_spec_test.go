@@ -13,6 +13,9 @@ var specLangForms = []string{
 	"jq %s f", "yq %s f", "http POST x.example %w", "tar -cf a.tar --checkpoint-action=%s f", "wget -e %s x.example",
 	"scp -o %s a b:c", "heroku %w", "aws %w", "kill %w", "pkill %w", "flock /tmp/l -c %s", "entr -s %s", "bwrap %w",
 	"sops exec-env s %s", "git submodule foreach %s", "k6 run %s", "man -P %s ls", "zip z a -TT %s",
+	// effects_subcmd.go: cmake -E, unmodelled CLIs' verbs, npm exec, dependency sources.
+	"cmake -E %w", "cmake -E chdir %w", "velero %w", "minikube %w", "npm exec -- %w", "npm exec -c %s", "npm i %w",
+	"go mod edit -replace %s", "cargo build --config %s", "gdb -p %s", "CC=%s make", "RUSTFLAGS=%s cargo build",
 }
 
 // FuzzSpecSubLanguages checks the readers of sub-languages in option values and operands (Ex
@@ -28,6 +31,8 @@ func FuzzSpecSubLanguages(f *testing.F) {
 		"ProxyCommand=id", "apps:destroy", "s3 rm s3://b", "-9 -1", "-u root", "-v x", "--bind / / sh", "https://x.example/s.js",
 		"exe \"!id\" | !id", "norm :!id\r", "au BufRead * !id", "s\\", "e", "y/a", "s/a", "tmux \\;", ";;;", "{a}", "'", "\"",
 		"silent! r !id", "%!sort", "terminal", "set shell=/tmp/x", "call system(x)", ".load /x.so", "\\o |id",
+		"rm -rf /srv", "chdir /tmp rm -rf x", "server", "app delete x --cascade", "a.example/x=/tmp/x", "a=b@v1",
+		"patch.crates-io.x.git=\"https://e.example/x\"", "github:o/r", "-C linker=/tmp/ld", "sh -c 'id'",
 	}
 	for i, s := range seeds {
 		f.Add(uint8(i), s)

@@ -178,7 +178,7 @@ func parseAlias(line string) (string, string, bool) {
 	return "", "", false
 }
 
-var specRoles = set("read", "write", "delete", "move", "list", "code", "script", "cmd", "url", "host", "port", "pkg", "remote", "data", "agentkey", "_",
+var specRoles = set("read", "write", "delete", "move", "list", "code", "script", "cmd", "url", "host", "port", "pkg", "remote", "data", "agentkey", "pid", "_",
 	"sh", "shcmd", "prog", "src", "opaque", "vim", "sed", "tarcp", "sshopt", "gdb", "tcl", "wgetrc", "cookie", "item", "pipeout")
 
 func parseSpecLine(table map[string]*cmdSpec, line string) error {

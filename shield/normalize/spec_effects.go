@@ -34,11 +34,19 @@ func (w *walker) specEffects(f frame, pa parsedArgs, name string, args words, pi
 	if pa.optRole != "" {
 		w.optCommand(f, pa, name, args, pipe, idx, stdin)
 	}
-	if sp := w.s.n.opt.Commands.lookup(name); sp != nil && sp.verbs {
+	if sp := w.s.n.opt.Commands.lookup(name); sp != nil && (sp.verbs || defaultVerbs(sp, name)) {
 		w.verbEffects(sp, name, args)
 	}
 	if name == "git" {
 		w.gitConfigCommands(f, pa)
+	}
+	switch name { // effects_subcmd.go
+	case "cmake":
+		w.cmakeTool(f, args, pipe, idx, stdin)
+	case "go":
+		w.goModReplace(args)
+	case "cargo":
+		w.cargoConfigSources(pa)
 	}
 	for _, v := range pa.vals {
 		if v.role == "code" {
@@ -504,7 +512,48 @@ func (w *walker) unknownLauncher(f frame, name string, args words, pipe bool, id
 			w.shellValue(f, name, name+" (unknown program)", a, false)
 		}
 	}
+	// An unknown CLI's sub-command words are classified as a %verbs CLI's: "velero backup delete"
+	// is a delete whatever velero is.
+	w.verbEffects(&cmdSpec{}, name, args)
 }
+
+// defaultVerbs: a program whose spec does not model its sub-commands (no %sub, no handler, every
+// operand ignored) gets %verbs by default, so "argocd app delete" is a delete although the spec only
+// says "argocd: _*". Programs whose operands are text, targets or code (echo, make, python) do not:
+// their words name no action of theirs.
+func defaultVerbs(sp *cmdSpec, name string) bool {
+	if sp.sub || sp.handler != "" || sp.posix || verbTextPrograms[name] {
+		return false
+	}
+	for _, r := range sp.operands {
+		if r != "_*" && r != "_" {
+			return false
+		}
+	}
+	for _, fx := range sp.fx {
+		if strings.HasPrefix(fx, EffectExec) || strings.HasPrefix(fx, EffectDelete) {
+			return false // a runner of targets or scripts (make, just, gradle), or already a delete
+		}
+	}
+	for _, role := range sp.opts {
+		switch role {
+		case "code", "script", "sh", "shcmd", "cmd", "src", "opaque":
+			return false // an interpreter or launcher: its operands are code or a command
+		}
+	}
+	return true
+}
+
+// verbTextPrograms take free text, names or expressions as operands (echo delete, test -n, which
+// rm, man rm), never a sub-command of their own.
+var verbTextPrograms = set("echo", "printf", "print", "yes", "seq", "date", "sleep", "test", "[", "expr", "factor", "numfmt", "true",
+	"false", "tr", "basename", "dirname", "which", "whereis", "type", "hash", "alias", "unalias", "local", "readonly", "unset",
+	"shopt", "read", "mapfile", "readarray", "popd", "pushd", "dirs", "exit", "return", "shift", "wait", "trap", "ulimit", "umask",
+	"fc", "jobs", "bg", "fg", "disown", "getopts", "let", "break", "continue", "export", "declare", "typeset", "set", "tput",
+	"stty", "say", "notify-send", "envsubst", "info", "man", "tldr", "whatis", "apropos", "fzf", "locate", "command", "builtin",
+	"figlet", "cowsay", "logger", "wall", "write", "pgrep", "pidof", "ps", "host", "nslookup", "whois", "dig", "traceroute",
+	"getconf", "locale", "csplit", "grpcurl", "open", "xdg-open", "code", "delta", "tig", "lazygit", "stern", "mockgen",
+	"stringer", "swag", "commitlint", "changeset", "cd", "mknod", "sync", "df")
 
 // ---------------------------------------------------------------------------------------------
 // Cloud and platform CLIs (%verbs)
@@ -513,13 +562,19 @@ func (w *walker) unknownLauncher(f frame, name string, args words, pipe bool, id
 var (
 	destroyVerbs = set("delete", "destroy", "remove", "rm", "rb", "rmi", "prune", "purge", "terminate", "teardown", "wipe", "nuke",
 		"erase", "deprovision", "drop", "truncate", "uninstall", "unprovision", "decommission", "deregister", "unregister", "empty", "del",
-		"rmdir", "rmdirs", "deletefile")
+		"rmdir", "rmdirs", "deletefile", "revoke", "reset", "kill", "scale-to-zero", "obliterate", "shred", "zap", "evict", "expunge",
+		"unpublish", "undeploy", "flushall", "flushdb")
 	tokenVerbs = set("token", "tokens", "print-access-token", "print-identity-token", "get-access-token", "access-token", "api-key",
 		"api-keys", "apikey", "apikeys", "print-credentials", "show-credentials", "get-token", "print-token",
 		"show-token", "auth-token", "get-login-password", "get-password", "get-secret", "reveal", "login:ci", "secrets:get", "export-credentials",
 		"docker-config", "kubeconfig:get", "config-helper", "get-role-credentials", "get-federation-token", "get-session-token",
 		"assume-role", "assume-role-with-web-identity", "get-authorization-token", "create-access-key", "generate-db-auth-token",
 		"print-secret", "access-secret")
+	// readVerbs select a read-only action; words after them are operands, not sub-commands.
+	readVerbs = set("get", "list", "ls", "describe", "show", "status", "logs", "log", "version", "help", "diff", "plan", "info",
+		"inspect", "view", "top", "history", "search", "explain", "lint", "template", "whoami", "validate", "check")
+	// destroyFlags make an otherwise reversible sub-command destroy its object.
+	destroyFlags = set("-purge", "--purge")
 	// tokenFlags make an otherwise plain sub-command print a credential.
 	tokenFlags = set("--expose-token", "--show-token", "--show-secrets", "--reveal", "--show-sensitive", "--decrypt")
 )
@@ -576,6 +631,11 @@ func (w *walker) verbEffects(sp *cmdSpec, name string, args words) {
 			s.addEffect(Effect{Kind: EffectSecret, Target: name + " " + f, Program: name, Detail: "cloud_token"})
 			break
 		}
+		if destroyFlags[a] {
+			// "nomad job stop -purge api": the flag makes a stop a delete.
+			s.addEffect(Effect{Kind: EffectDelete, Target: "cloud", Program: name, Detail: name + " " + a})
+			break
+		}
 	}
 	for k, v := range ws {
 		detail := name + " " + strings.Join(ws[:k+1], " ")
@@ -590,6 +650,8 @@ func (w *walker) verbEffects(sp *cmdSpec, name string, args words) {
 		case verbClass(v, destroyVerbs):
 			s.addEffect(Effect{Kind: EffectDelete, Target: "cloud", Program: name, Detail: detail})
 			return
+		case readVerbs[v]:
+			return // "argocd app get delete-me": the words after a read verb are its operands
 		}
 	}
 }
