@@ -81,7 +81,7 @@ func (s *state) instructionEffects(text string) {
 				}
 			}
 		}
-		if getVerbRE.MatchString(sent) {
+		if requestedGet(sent) {
 			for _, m := range secretNounRE.FindAllStringIndex(sent, 8) {
 				if negatedRE.MatchString(sent[:m[0]]) {
 					continue // "do not include any key values"

@@ -50,11 +50,13 @@ type ProseLexicon struct {
 	markers    map[string]bool
 	fill       map[string]bool
 	objTargets []lexObject
+	files      []string // agent instruction files
 }
 
 type lexPhrase struct {
 	words []string
 	act   string // verbs: the action; objects: unused
+	any   bool   // verbs: a request wherever it stands
 	obj   int    // objects: index into objTargets
 }
 
@@ -65,6 +67,8 @@ type lexObject struct {
 }
 
 type lexFile struct {
+	Files   []string            `yaml:"instruction_files"`
+	Request []string            `yaml:"request_verbs"`
 	Verbs   map[string][]string `yaml:"verbs"`
 	Markers []string            `yaml:"markers"`
 	Fill    []string            `yaml:"fill"`
@@ -96,6 +100,16 @@ func ParseProseLexicon(name string, data []byte) (*ProseLexicon, error) {
 			if ws := intentWords(w); len(ws) > 0 {
 				lx.verbs = append(lx.verbs, lexPhrase{words: ws, act: act})
 			}
+		}
+	}
+	for _, w := range f.Request {
+		if ws := intentWords(w); len(ws) > 0 {
+			lx.verbs = append(lx.verbs, lexPhrase{words: ws, act: "read", any: true})
+		}
+	}
+	for _, f := range f.Files {
+		if f != "" {
+			lx.files = append(lx.files, f)
 		}
 	}
 	for _, w := range f.Markers {
@@ -211,7 +225,7 @@ func (s *state) intentEffects(sentences []string) {
 		words := intentWords(sent)
 		for i := 0; i < len(words) && n < maxIntentEffects; i++ {
 			v, ok := matchAt(lx.verbs, words, i)
-			if !ok || !lx.isRequest(words, i) || negatedClause(words, i) {
+			if !ok || (!v.any && !lx.isRequest(words, i)) || negatedClause(words, i) {
 				continue
 			}
 			if target, ok := lx.objectOf(v.act, words, i+len(v.words)); ok {
@@ -234,6 +248,18 @@ func (lx *ProseLexicon) isRequest(words []string, i int) bool {
 	return clauseBreak[prev] || lx.markers[prev]
 }
 
+// requestedGet reports whether a verb of getVerbRE in sent asks for something (tools_instructions.go):
+// "print the token" does, "tokens are read from the environment" describes.
+func requestedGet(sent string) bool {
+	for _, m := range getVerbRE.FindAllStringIndex(sent, 8) {
+		words := intentWords(sent[:m[0]])
+		if len(words) == 0 || defaultProseLexicon.isRequest(append(words, ""), len(words)) {
+			return true
+		}
+	}
+	return false
+}
+
 // negatedClause reports whether the clause of words[i], up to it, holds a negation.
 func negatedClause(words []string, i int) bool {
 	for k := i - 1; k >= 0; k-- {
@@ -254,6 +280,9 @@ func (lx *ProseLexicon) objectOf(act string, words []string, j int) (string, boo
 	carries := act == "add" || act == "send"
 	for k := j; k < len(words) && k < start+maxIntentWindow; k++ {
 		w := words[k]
+		if !broken && !dest && (act == "read" || act == "send") && secretVarName(w) && lx.endsObject(words, k+1) {
+			return "secret:" + w, true
+		}
 		if !broken {
 			if p, ok := matchAt(lx.objects, words, k); ok {
 				o := lx.objTargets[p.obj]
@@ -280,6 +309,19 @@ func (lx *ProseLexicon) objectOf(act string, words []string, j int) (string, boo
 	return "", false
 }
 
+// secretVarName reports whether w names a secret variable (deploy_key, github_token, db_password).
+func secretVarName(w string) bool {
+	if !strings.Contains(w, "_") || strings.ContainsAny(w, "/.~$") {
+		return false
+	}
+	for _, suf := range []string{"_key", "_token", "_secret", "_password", "_passwd", "_pat", "_credentials", "_apikey"} {
+		if strings.HasSuffix(w, suf) {
+			return true
+		}
+	}
+	return false
+}
+
 // qualified reports whether an object that needs a qualifier has one among words.
 func (lx *ProseLexicon) qualified(o lexObject, words []string) bool {
 	if len(o.qualifiers) == 0 {
@@ -304,6 +346,35 @@ func (lx *ProseLexicon) endsObject(words []string, end int) bool {
 	}
 	_, verb := matchAt(lx.verbs, words, end)
 	return verb
+}
+
+// instructionFile reports whether an agent reads the file at clean as its instructions.
+func (lx *ProseLexicon) instructionFile(clean string) bool {
+	for _, f := range lx.files {
+		if strings.HasSuffix(f, "/") {
+			if strings.Contains(clean, "/"+f) {
+				return true
+			}
+		} else if strings.HasSuffix(clean, "/"+f) {
+			return true
+		}
+	}
+	return false
+}
+
+// instructionFileEffects reads what a file tool writes to an agent instruction file as text an
+// agent will act on.
+func (s *state) instructionFileEffects() {
+	a := s.act
+	if a.Content == "" {
+		return
+	}
+	for _, p := range a.Paths {
+		if (p.Role == RoleWrite || p.Role == RoleDest) && defaultProseLexicon.instructionFile(p.Clean) {
+			s.instructionEffects(a.Content)
+			return
+		}
+	}
 }
 
 // intentEffect adds the effect an action on a lexicon target means.
