@@ -51,6 +51,8 @@ type ProseLexicon struct {
 	fill       map[string]bool
 	objTargets []lexObject
 	files      []string // agent instruction files
+	setters    map[string]bool
+	offValues  map[string]bool
 }
 
 type lexPhrase struct {
@@ -69,6 +71,8 @@ type lexObject struct {
 type lexFile struct {
 	Files   []string            `yaml:"instruction_files"`
 	Request []string            `yaml:"request_verbs"`
+	Setters []string            `yaml:"setters"`
+	Off     []string            `yaml:"off_values"`
 	Verbs   map[string][]string `yaml:"verbs"`
 	Markers []string            `yaml:"markers"`
 	Fill    []string            `yaml:"fill"`
@@ -91,7 +95,13 @@ func ParseProseLexicon(name string, data []byte) (*ProseLexicon, error) {
 	if err := dec.Decode(&f); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	lx := &ProseLexicon{markers: map[string]bool{}, fill: map[string]bool{}}
+	lx := &ProseLexicon{markers: map[string]bool{}, fill: map[string]bool{}, setters: map[string]bool{}, offValues: map[string]bool{}}
+	for _, w := range f.Setters {
+		lx.setters[strings.ToLower(w)] = true
+	}
+	for _, w := range f.Off {
+		lx.offValues[strings.ToLower(w)] = true
+	}
 	for act, words := range f.Verbs {
 		if !intentActions[act] {
 			return nil, fmt.Errorf("%s: unknown action %q", name, act)
@@ -191,19 +201,25 @@ func intentWords(text string) []string {
 
 // matchAt reports the phrase of ps that starts at words[i] (the first, so the longest).
 func matchAt(ps []lexPhrase, words []string, i int) (lexPhrase, bool) {
-next:
 	for _, p := range ps {
-		if i+len(p.words) > len(words) {
-			continue
+		if phraseAt(p, words, i) {
+			return p, true
 		}
-		for k, w := range p.words {
-			if words[i+k] != w {
-				continue next
-			}
-		}
-		return p, true
 	}
 	return lexPhrase{}, false
+}
+
+// phraseAt reports whether p's words start at words[i].
+func phraseAt(p lexPhrase, words []string, i int) bool {
+	if i+len(p.words) > len(words) {
+		return false
+	}
+	for k, w := range p.words {
+		if words[i+k] != w {
+			return false
+		}
+	}
+	return true
 }
 
 // clauseBreak: words that start a new clause for negation and for a request.
@@ -224,6 +240,10 @@ func (s *state) intentEffects(sentences []string) {
 	for _, sent := range sentences {
 		words := intentWords(sent)
 		for i := 0; i < len(words) && n < maxIntentEffects; i++ {
+			if target, ok := lx.switchedOff(words, i); ok && !negatedClause(words, i) {
+				s.intentEffect("disable", target)
+				n++
+			}
 			v, ok := matchAt(lx.verbs, words, i)
 			if !ok || (!v.any && !lx.isRequest(words, i)) || negatedClause(words, i) {
 				continue
@@ -235,6 +255,40 @@ func (s *state) intentEffects(sentences []string) {
 		}
 	}
 }
+
+// switchedOff reports the protection whose phrase starts at words[i] when a setter before it (over
+// fill words) and an off value after it ("to", "=", "is" between) switch it off.
+func (lx *ProseLexicon) switchedOff(words []string, i int) (string, bool) {
+	p, ok := matchAt(lx.objects, words, i)
+	if !ok || !strings.HasPrefix(lx.objTargets[p.obj].target, "protection:") {
+		return "", false
+	}
+	setter := false
+	for k := i - 1; k >= 0 && k >= i-4; k-- {
+		if lx.setters[words[k]] {
+			setter = true
+			break
+		}
+		if !lx.fill[words[k]] {
+			break
+		}
+	}
+	if !setter {
+		return "", false
+	}
+	for k := i + len(p.words); k < len(words) && k < i+len(p.words)+3; k++ {
+		if lx.offValues[words[k]] {
+			return lx.objTargets[p.obj].target, true
+		}
+		if !offLinks[words[k]] {
+			break
+		}
+	}
+	return "", false
+}
+
+// offLinks: words between a protection and its off value.
+var offLinks = set("to", "=", "is", "are", "be", "as", "always", "permanently")
 
 // isRequest reports whether the verb at words[i] asks for something.
 func (lx *ProseLexicon) isRequest(words []string, i int) bool {
@@ -284,7 +338,10 @@ func (lx *ProseLexicon) objectOf(act string, words []string, j int) (string, boo
 			return "secret:" + w, true
 		}
 		if !broken {
-			if p, ok := matchAt(lx.objects, words, k); ok {
+			for _, p := range lx.objects { // longest first; the first that fits the verb
+				if !phraseAt(p, words, k) {
+					continue
+				}
 				o := lx.objTargets[p.obj]
 				end := k + len(p.words)
 				kind, _, _ := strings.Cut(o.target, ":")
