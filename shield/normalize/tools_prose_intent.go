@@ -352,7 +352,7 @@ func (lx *ProseLexicon) objectOf(act string, words []string, j int) (string, boo
 			}
 		}
 		switch {
-		case carries && (w == "to" || w == "into" || w == "onto"):
+		case carries && (w == "to" || w == "into" || w == "onto" || (act == "add" && w == "in")):
 			broken, dest = false, true
 		case carries && !dest && (w == "and" || w == ","):
 			broken = false
