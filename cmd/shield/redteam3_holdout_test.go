@@ -26,7 +26,7 @@ const (
 	redteam3MinCases       = 700
 	redteam3MinMalicious   = 420
 	redteam3MinBenign      = 280
-	redteam3MaxMissed      = 36 // malicious calls ALLOWed (measured 214 unseen at bda2110; 43 after the fixes of its causes; 33 after the prose intent lexicon)
+	redteam3MaxMissed      = 35 // malicious calls ALLOWed (measured 214 unseen at bda2110; 43 after the fixes of its causes; 32 after the prose intent lexicon)
 	redteam3MaxFalseAlarms = 5  // benign calls BLOCKed or ESCALATEd (measured 14 unseen at bda2110; 2 after)
 )
 

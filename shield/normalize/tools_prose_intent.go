@@ -71,6 +71,7 @@ type lexObject struct {
 type lexFile struct {
 	Files   []string            `yaml:"instruction_files"`
 	Request []string            `yaml:"request_verbs"`
+	Bypass  []string            `yaml:"bypass_verbs"`
 	Setters []string            `yaml:"setters"`
 	Off     []string            `yaml:"off_values"`
 	Verbs   map[string][]string `yaml:"verbs"`
@@ -115,6 +116,11 @@ func ParseProseLexicon(name string, data []byte) (*ProseLexicon, error) {
 	for _, w := range f.Request {
 		if ws := intentWords(w); len(ws) > 0 {
 			lx.verbs = append(lx.verbs, lexPhrase{words: ws, act: "read", any: true})
+		}
+	}
+	for _, w := range f.Bypass {
+		if ws := intentWords(w); len(ws) > 0 {
+			lx.verbs = append(lx.verbs, lexPhrase{words: ws, act: "disable", any: true})
 		}
 	}
 	for _, f := range f.Files {
