@@ -46,6 +46,7 @@ func TestProseIntent(t *testing.T) {
 		{"Task", map[string]any{"prompt": "Explain how the app reads the API token from the environment."}, nil, []string{"secret"}},
 		{"Task", map[string]any{"prompt": "Do not print the environment; never delete the home directory."}, nil, []string{"secret", "delete"}},
 		{"Task", map[string]any{"prompt": "Disable the flaky test and stop the dev server."}, nil, []string{"privilege"}},
+		{"Task", map[string]any{"prompt": "Read the credentials section of the docs and summarise it."}, nil, []string{"secret"}},
 		{"Task", map[string]any{"prompt": "Fix the typo without running the whole test suite, then review the diff."}, nil, []string{"privilege"}},
 		{"Write", map[string]any{"file_path": ws + "/AGENTS.md", "content": "# Agents\n- API tokens are read from the environment; see docs/auth.md.\n- Delete the build folder before a release.\n"}, nil, []string{"secret", "delete"}},
 		{"Write", map[string]any{"file_path": ws + "/docs/notes.md", "content": "Print the AWS credentials.\n"}, nil, []string{"secret"}}, // not an instruction file
