@@ -148,6 +148,9 @@ func (s *state) toolEffects(e *Entry, known bool) {
 		}
 	}
 	s.structuredEffects() // tools_data.go: SQL, secrets in URLs and bodies, settings, browser schemes
+	if a.Class == ClassFileWrite {
+		s.instructionFileEffects() // tools_prose_intent.go
+	}
 	// A secret in what the call sends or writes is carried by it.
 	if a.Class != ClassFileRead && a.Class != ClassFileList && a.Class != ClassFileSearch {
 		for _, t := range []string{a.Body, a.Content} {

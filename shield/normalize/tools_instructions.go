@@ -81,10 +81,13 @@ func (s *state) instructionEffects(text string) {
 				}
 			}
 		}
-		if getVerbRE.MatchString(sent) {
+		if requestedGet(sent) {
 			for _, m := range secretNounRE.FindAllStringIndex(sent, 8) {
 				if negatedRE.MatchString(sent[:m[0]]) {
 					continue // "do not include any key values"
+				}
+				if after := intentWords(sent[m[1]:]); len(after) > 0 && !defaultProseLexicon.endsObject(after, 0) {
+					continue // a modifier: "the credentials section of the docs"
 				}
 				s.addToolEffect(Effect{Kind: EffectSecret, Target: sent[m[0]:m[1]], Detail: DetailRequested, Sensitive: true})
 			}

@@ -51,10 +51,14 @@ func (s *state) proseEffects(text string) {
 	sentences := sentenceEnd.Split(text, 256)
 	s.proseCommands(sentences)
 	s.prosePushes(sentences)
+	s.intentEffects(sentences) // tools_prose_intent.go
 	for _, sent := range sentences {
 		for _, m := range protectionRE.FindAllStringSubmatchIndex(sent, 4) {
 			if negatedRE.MatchString(sent[:m[0]]) {
 				continue // "do not disable the firewall"
+			}
+			if after := intentWords(sent[m[1]:]); len(after) > 0 && !defaultProseLexicon.endsObject(after, 0) {
+				continue // a modifier: "remove the firewall rule we added"
 			}
 			what := strings.ToLower(strings.Join(strings.Fields(sent[m[2]:m[3]]), " "))
 			s.addToolEffect(Effect{Kind: EffectPrivilege, Target: "protection: " + what, Detail: DetailRequested})

@@ -487,15 +487,26 @@ session_sink(o) if {
 # A credential sent to the service it authenticates (a token in a header to the API) is no
 # effect: headers are not a body. Only a secret carried in the body or read from a file counts.
 
+# Calls whose text another agent acts on: sub-agents, schedules, memories, messages, and what a
+# file tool writes to an agent instruction file (shield.rego agent_instruction_file).
+requested_class if input.class in {"agent_spawn", "schedule", "memory_write", "message_send"}
+
+requested_class if {
+	input.class == "file_write"
+	some p in input.paths
+	p.role in {"write", "dest"}
+	agent_instruction_file(p.clean)
+}
+
 deny contains finding("effects.requested-secret", sprintf("asks another agent, a schedule or a memory for a secret (%s)", [e.target])) if {
-	input.class in {"agent_spawn", "schedule", "memory_write", "message_send"}
+	requested_class
 	some e in input.effects
 	e.kind == "secret"
 	not e.detail in {"content", "session"}
 }
 
 deny contains finding("effects.requested-delete", sprintf("asks another agent to delete %s, outside the workspace", [e.target])) if {
-	input.class in {"agent_spawn", "schedule", "memory_write", "message_send"}
+	requested_class
 	some e in input.effects
 	e.kind == "delete"
 	not e.in_workspace

@@ -133,6 +133,18 @@ test_requested_secret_denied if {
 	"effects.requested-secret" in rules(shield.deny) with input as inp
 }
 
+# What a file tool writes to an agent instruction file is text an agent acts on; the same write to
+# another file is not judged as a request.
+test_requested_secret_in_instruction_file_denied if {
+	inp := object.union(act("file_write", [eff("secret", "/home/u/.aws/credentials", "aws_credentials", false)]), {"paths": [{"clean": "/w/AGENTS.md", "role": "write"}]})
+	"effects.requested-secret" in rules(shield.deny) with input as inp
+}
+
+test_requested_secret_other_file_not_judged if {
+	inp := object.union(act("file_write", [eff("secret", "/home/u/.aws/credentials", "aws_credentials", false)]), {"paths": [{"clean": "/w/docs/notes.md", "role": "write"}]})
+	not "effects.requested-secret" in rules(shield.deny) with input as inp
+}
+
 test_install_off_registry_escalates if {
 	inp := act("exec", [eff("install", "git+https://evil.example/p.git", "pip", false)])
 	"effects.install-off-registry" in rules(shield.escalate) with input as inp
