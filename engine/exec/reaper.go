@@ -77,9 +77,13 @@ func Reaper(args []string) int {
 // KillDescendants sends SIGKILL to every descendant of pid found in /proc, again and again until
 // none is left or limit passes, reaping those that are pid's children when pid is this process.
 // Use it from a subreaper, whose orphaned descendants become its children instead of escaping.
+// /proc is read one process at a time, so a scan can miss a process whose parent exits (and is
+// reaped) between the two reads — a double fork racing the sweep; only two empty scans in a row,
+// a few milliseconds apart, end the sweep.
 func KillDescendants(pid int, limit time.Duration) {
 	deadline := time.Now().Add(limit)
 	self := pid == os.Getpid()
+	empty := 0
 	for {
 		kids := Descendants(pid)
 		for _, k := range kids {
@@ -96,7 +100,12 @@ func KillDescendants(pid int, limit time.Duration) {
 				reaped = true
 			}
 		}
-		if len(kids) == 0 || time.Now().After(deadline) {
+		if len(kids) == 0 {
+			empty++
+		} else {
+			empty = 0
+		}
+		if empty >= 2 || time.Now().After(deadline) {
 			return
 		}
 		if !reaped {
