@@ -1,7 +1,9 @@
 package regoeval
 
 import (
+	"fmt"
 	"runtime"
+	"runtime/debug"
 	"sync"
 )
 
@@ -85,8 +87,19 @@ func evalLoop(pad *[stackPad]byte) {
 func runJob(j *evalJob) {
 	defer func() {
 		if r := recover(); r != nil {
-			j.panicked = r
+			j.panicked = &EvalPanic{Value: r, Stack: debug.Stack()}
 		}
 	}()
 	j.run()
+}
+
+// EvalPanic is what a panic during an evaluation on an evaluation goroutine is raised again
+// with on the caller's goroutine: the value and the stack where it happened.
+type EvalPanic struct {
+	Value any
+	Stack []byte
+}
+
+func (p *EvalPanic) String() string {
+	return fmt.Sprintf("%v (on the evaluation goroutine)\n%s", p.Value, p.Stack)
 }

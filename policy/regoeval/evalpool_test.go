@@ -2,24 +2,41 @@ package regoeval
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 )
 
-// TestEvalPoolPanic: a panic on an evaluation goroutine is raised on the caller's, and the
-// goroutine keeps serving.
+// TestEvalPoolPanic: a panic on an evaluation goroutine is raised on the caller's, with the
+// value and the stack where it happened, and the goroutine keeps serving. (A call that finds no
+// idle evaluation goroutine runs inline and panics as is.)
 func TestEvalPoolPanic(t *testing.T) {
-	for range 2 * evalWorkers() {
+	pooled := 0
+	for i := 0; i < 10_000 && pooled < 2*evalWorkers(); i++ {
 		func() {
 			defer func() {
-				if r := recover(); r != "boom" {
-					t.Fatalf("recovered %v, want boom", r)
+				switch r := recover().(type) {
+				case *EvalPanic:
+					if r.Value != "boom" || !strings.Contains(fmt.Sprint(r), "evalpool_test.go") {
+						t.Fatalf("recovered %v, want boom and the panic's stack", r)
+					}
+					pooled++
+				case string:
+					if r != "boom" {
+						t.Fatalf("recovered %q, want boom", r)
+					}
+				default:
+					t.Fatalf("recovered %v (%T), want boom", r, r)
 				}
 			}()
 			onEvalStack(func() { panic("boom") })
 			t.Fatal("onEvalStack returned after a panic")
 		}()
+	}
+	if pooled == 0 {
+		t.Fatal("no panic was raised on an evaluation goroutine")
 	}
 	ran := false
 	onEvalStack(func() { ran = true })
