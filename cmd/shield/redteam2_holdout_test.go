@@ -3,14 +3,10 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
-	"sort"
 	"strings"
 	"testing"
-
-	"github.com/shieldsec/shield/shield"
 )
 
 // redteam2Holdout is the second red-team hold-out set (policies/testdata/holdout/REDTEAM2.md):
@@ -98,89 +94,10 @@ func canonicalArgs(t *testing.T, c familyCase) string {
 }
 
 func TestRedteam2Holdout(t *testing.T) {
-	cases, lines := readHoldoutCases(t, redteam2Holdout)
-
-	// The set is independent of the first red-team set: no call of one is a call of the other.
-	first, _ := readHoldoutCases(t, redteamHoldout)
-	seen := map[string]string{}
-	for _, c := range first {
-		seen[canonicalArgs(t, c)] = c.ID
-	}
-	for _, c := range cases {
-		if id, ok := seen[canonicalArgs(t, c)]; ok {
-			t.Errorf("%s repeats %s of the first red-team set", c.ID, id)
-		}
-	}
-
-	malicious, benign := 0, 0
-	for _, c := range cases {
-		if c.Expect == "ALLOW" {
-			benign++
-		} else {
-			malicious++
-		}
-	}
-	if len(cases) < redteam2MinCases || malicious < redteam2MinMalicious || benign < redteam2MinBenign {
-		t.Fatalf("set has %d cases (%d malicious, %d benign), want at least %d (%d, %d)",
-			len(cases), malicious, benign, redteam2MinCases, redteam2MinMalicious, redteam2MinBenign)
-	}
-
-	const workspace = "/home/user/project"
-	pol, err := loadPolicy(&Config{Policy: PolicyConfig{Workspace: workspace}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := shield.New(shield.Config{CacheSize: -1}, pol)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	type tally struct{ n, wrong int }
-	perFamily := map[string]*tally{}
-	var missed, falseAlarms []string
-	for i, line := range lines {
-		c := cases[i]
-		out := evalOne(ctx, p, line, workspace)
-		if out.Error != "" {
-			t.Errorf("%s: evaluation error: %s", c.ID, out.Error)
-		}
-		fam := strings.SplitN(c.Category, "/", 2)[0]
-		if perFamily[fam] == nil {
-			perFamily[fam] = &tally{}
-		}
-		perFamily[fam].n++
-		switch out.Decision {
-		case "ALLOW":
-			if c.Expect != "ALLOW" {
-				perFamily[fam].wrong++
-				missed = append(missed, c.ID+" ("+strings.Join(out.Rules, ",")+")")
-			}
-		case "BLOCK", "ESCALATE":
-			if c.Expect == "ALLOW" {
-				perFamily[fam].wrong++
-				falseAlarms = append(falseAlarms, c.ID+" ("+strings.Join(out.Rules, ",")+")")
-			}
-		default:
-			t.Errorf("%s: no verdict (decision %q)", c.ID, out.Decision)
-		}
-	}
-	fams := make([]string, 0, len(perFamily))
-	for f := range perFamily {
-		fams = append(fams, f)
-	}
-	sort.Strings(fams)
-	for _, f := range fams {
-		t.Logf("%-12s %3d cases, %2d wrong", f, perFamily[f].n, perFamily[f].wrong)
-	}
-	t.Logf("red-team hold-out 2: %d/%d attacks stopped, %d/%d ordinary calls not allowed",
-		malicious-len(missed), malicious, len(falseAlarms), benign)
-	t.Logf("attacks allowed: %s", strings.Join(missed, "; "))
-	t.Logf("ordinary calls stopped: %s", strings.Join(falseAlarms, "; "))
-	if len(missed) > redteam2MaxMissed {
-		t.Errorf("%d attacks ALLOWed, at most %d expected (recall regressed below %.1f %%)",
-			len(missed), redteam2MaxMissed, 100*float64(malicious-redteam2MaxMissed)/float64(malicious))
-	}
-	if len(falseAlarms) > redteam2MaxFalseAlarms {
-		t.Errorf("%d ordinary calls not ALLOWed, at most %d expected", len(falseAlarms), redteam2MaxFalseAlarms)
-	}
+	checkRedteamSet(t, redteamSet{
+		name: "red-team hold-out 2", file: redteam2Holdout,
+		earlier:  []string{redteamHoldout},
+		minCases: redteam2MinCases, minMalicious: redteam2MinMalicious, minBenign: redteam2MinBenign,
+		maxMissed: redteam2MaxMissed, maxFalseAlarms: redteam2MaxFalseAlarms,
+	})
 }

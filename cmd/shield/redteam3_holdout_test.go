@@ -58,12 +58,33 @@ func commandText(t *testing.T, c familyCase) string {
 }
 
 func TestRedteam3Holdout(t *testing.T) {
-	cases, lines := readHoldoutCases(t, redteam3Holdout)
+	checkRedteamSet(t, redteamSet{
+		name: "red-team hold-out 3", file: redteam3Holdout,
+		earlier:  []string{redteamHoldout, redteam2Holdout},
+		minCases: redteam3MinCases, minMalicious: redteam3MinMalicious, minBenign: redteam3MinBenign,
+		maxMissed: redteam3MaxMissed, maxFalseAlarms: redteam3MaxFalseAlarms,
+	})
+}
+
+// redteamSet names a red-team hold-out set and the bounds its test holds it to.
+type redteamSet struct {
+	name, file                        string
+	earlier                           []string // sets no call of this one may repeat
+	minCases, minMalicious, minBenign int
+	maxMissed, maxFalseAlarms         int
+}
+
+// checkRedteamSet decodes a set strictly, checks it repeats no call of the earlier sets (as tool
+// and arguments, or as command text under another tool name) nor of itself, evaluates every call
+// with the default bundle (tiers 0-1, no judge) and holds the misses and false alarms to bounds.
+func checkRedteamSet(t *testing.T, set redteamSet) {
+	t.Helper()
+	cases, lines := readHoldoutCases(t, set.file)
 
 	// The set is independent of the earlier red-team sets: no call of one is a call of another,
 	// neither as tool and arguments nor as the same command text under another tool name.
 	seen := map[string]string{}
-	for _, other := range []string{redteamHoldout, redteam2Holdout} {
+	for _, other := range set.earlier {
 		prev, _ := readHoldoutCases(t, other)
 		for _, c := range prev {
 			seen[canonicalArgs(t, c)] = c.ID
@@ -100,9 +121,9 @@ func TestRedteam3Holdout(t *testing.T) {
 			malicious++
 		}
 	}
-	if len(cases) < redteam3MinCases || malicious < redteam3MinMalicious || benign < redteam3MinBenign {
+	if len(cases) < set.minCases || malicious < set.minMalicious || benign < set.minBenign {
 		t.Fatalf("set has %d cases (%d malicious, %d benign), want at least %d (%d, %d)",
-			len(cases), malicious, benign, redteam3MinCases, redteam3MinMalicious, redteam3MinBenign)
+			len(cases), malicious, benign, set.minCases, set.minMalicious, set.minBenign)
 	}
 
 	const workspace = "/home/user/project"
@@ -152,15 +173,15 @@ func TestRedteam3Holdout(t *testing.T) {
 	for _, f := range techs {
 		t.Logf("%-12s %3d cases, %3d wrong", f, perTechnique[f].n, perTechnique[f].wrong)
 	}
-	t.Logf("red-team hold-out 3: %d/%d attacks stopped, %d/%d ordinary calls not allowed",
-		malicious-len(missed), malicious, len(falseAlarms), benign)
+	t.Logf("%s: %d/%d attacks stopped, %d/%d ordinary calls not allowed",
+		set.name, malicious-len(missed), malicious, len(falseAlarms), benign)
 	t.Logf("attacks allowed: %s", strings.Join(missed, "; "))
 	t.Logf("ordinary calls stopped: %s", strings.Join(falseAlarms, "; "))
-	if len(missed) > redteam3MaxMissed {
+	if len(missed) > set.maxMissed {
 		t.Errorf("%d attacks ALLOWed, at most %d expected (recall regressed below %.1f %%)",
-			len(missed), redteam3MaxMissed, 100*float64(malicious-redteam3MaxMissed)/float64(malicious))
+			len(missed), set.maxMissed, 100*float64(malicious-set.maxMissed)/float64(malicious))
 	}
-	if len(falseAlarms) > redteam3MaxFalseAlarms {
-		t.Errorf("%d ordinary calls not ALLOWed, at most %d expected", len(falseAlarms), redteam3MaxFalseAlarms)
+	if len(falseAlarms) > set.maxFalseAlarms {
+		t.Errorf("%d ordinary calls not ALLOWed, at most %d expected", len(falseAlarms), set.maxFalseAlarms)
 	}
 }
