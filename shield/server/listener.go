@@ -70,8 +70,9 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		}
 		key := connPeer(c)
 		if reason := l.admit(key); reason != "" {
-			_ = c.Close()
+			// Counted before the close, so that whoever sees the close also sees the count.
 			l.refused(reason, key)
+			_ = c.Close()
 			continue
 		}
 		if l.m != nil {
