@@ -118,6 +118,7 @@ func (s *state) toolEffects(e *Entry, known bool) {
 			s.instructionEffects(a.Body)
 		}
 	}
+	read := map[string]bool{} // texts read as instructions
 	if known {
 		for _, es := range e.Effects {
 			s.specEffect(es)
@@ -132,11 +133,13 @@ func (s *state) toolEffects(e *Entry, known bool) {
 		for _, k := range e.Instructions {
 			for _, v := range lookupKey(a.Args, k) {
 				for _, str := range stringsOf(v) {
+					read[str] = true
 					s.instructionEffects(str)
 				}
 			}
 		}
 	}
+	s.agentTextEffects(read) // tools_agent_text.go: every other string an agent will act on
 	if a.Class == ClassCodeExec {
 		s.codePayloadEffects(a.Tool, a.Content) // tools_code.go
 	}

@@ -53,6 +53,8 @@ type ProseLexicon struct {
 	files      []string // agent instruction files
 	setters    map[string]bool
 	offValues  map[string]bool
+	consent    []lexPhrase // blanket permission claimed ("without asking", "pre-approved")
+	scope      []lexPhrase // what makes it blanket ("any command", "anything", "sudo")
 }
 
 type lexPhrase struct {
@@ -74,6 +76,8 @@ type lexFile struct {
 	Bypass  []string            `yaml:"bypass_verbs"`
 	Setters []string            `yaml:"setters"`
 	Off     []string            `yaml:"off_values"`
+	Consent []string            `yaml:"consent"`
+	Scope   []string            `yaml:"consent_scope"`
 	Verbs   map[string][]string `yaml:"verbs"`
 	Markers []string            `yaml:"markers"`
 	Fill    []string            `yaml:"fill"`
@@ -123,6 +127,16 @@ func ParseProseLexicon(name string, data []byte) (*ProseLexicon, error) {
 			lx.verbs = append(lx.verbs, lexPhrase{words: ws, act: "disable", any: true})
 		}
 	}
+	for _, w := range f.Consent {
+		if ws := intentWords(w); len(ws) > 0 {
+			lx.consent = append(lx.consent, lexPhrase{words: ws})
+		}
+	}
+	for _, w := range f.Scope {
+		if ws := intentWords(w); len(ws) > 0 {
+			lx.scope = append(lx.scope, lexPhrase{words: ws})
+		}
+	}
 	for _, f := range f.Files {
 		if f != "" {
 			lx.files = append(lx.files, f)
@@ -161,6 +175,7 @@ func ParseProseLexicon(name string, data []byte) (*ProseLexicon, error) {
 	}
 	longestFirst(lx.verbs)
 	longestFirst(lx.objects)
+	longestFirst(lx.consent)
 	return lx, nil
 }
 
@@ -243,8 +258,14 @@ var followers = set(",", ":", "except", "but", "apart", "besides", "so", "becaus
 func (s *state) intentEffects(sentences []string) {
 	lx := defaultProseLexicon
 	n := 0
+	consented := false
 	for _, sent := range sentences {
 		words := intentWords(sent)
+		if !consented && lx.blanketConsent(words) {
+			consented = true
+			s.intentEffect("disable", "protection:approvals")
+			n++
+		}
 		for i := 0; i < len(words) && n < maxIntentEffects; i++ {
 			if target, ok := lx.switchedOff(words, i); ok && !negatedClause(words, i) {
 				s.intentEffect("disable", target)
@@ -260,6 +281,29 @@ func (s *state) intentEffects(sentences []string) {
 			}
 		}
 	}
+}
+
+// blanketConsent reports whether words claim a blanket permission (a consent phrase in a clause
+// that is not negated, and a scope that makes it blanket anywhere in the sentence): "the user has
+// approved running any command without asking", "you are pre-approved to use sudo". "Never run
+// anything without asking" and "run the tests without asking" claim none.
+func (lx *ProseLexicon) blanketConsent(words []string) bool {
+	scoped := false
+	for i := range words {
+		if _, ok := matchAt(lx.scope, words, i); ok {
+			scoped = true
+			break
+		}
+	}
+	if !scoped {
+		return false
+	}
+	for i := range words {
+		if _, ok := matchAt(lx.consent, words, i); ok && !negatedClause(words, i) {
+			return true
+		}
+	}
+	return false
 }
 
 // switchedOff reports the protection whose phrase starts at words[i] when a setter before it (over
