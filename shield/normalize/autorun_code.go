@@ -85,7 +85,7 @@ func autorunKind(clean string) string {
 	case autorunShellPathRE.MatchString(clean):
 		return autorunShell
 	}
-	return ""
+	return autorunBuildKind(clean) // autorun_build.go: wrappers, JVM options
 }
 
 // autorunCode is one piece of code a file runs: the shell command whose walk gives its effects.
@@ -177,6 +177,10 @@ func autorunCommands(kind, content string) []string {
 		}
 		add(strings.Join(shell, "\n"))
 		add("python3 -c " + shellQuoteArg(strings.Join(py, "\n")))
+	default:
+		for _, c := range autorunBuildCommands(kind, content) { // autorun_build.go
+			add(c)
+		}
 	}
 	return out
 }
@@ -324,11 +328,42 @@ func (s *state) autorunEffects(clean, content string) {
 	ctx = context.WithValue(ctx, autorunDepthKey{}, true)
 	for _, cmd := range autorunCommands(kind, content) {
 		inner := s.n.NormalizeContext(ctx, "Bash", map[string]any{"command": cmd}, s.act.Cwd)
-		for _, e := range autorunFindings(inner, cmd) {
+		for _, e := range append(autorunFindings(inner, cmd), s.foreignCodeFindings(kind, inner)...) {
 			e.Program = prog
 			s.addToolEffect(e)
 		}
 	}
+	for _, e := range autorunBuildFindings(kind, content) { // autorun_build.go
+		e.Program = prog
+		s.addToolEffect(e)
+	}
+}
+
+// foreignCodeFindings: files the code runs or loads that are not the project's, the system's or
+// a build tool's cache: fetched by the same code ("fetch-run" from each host it connects to: a
+// download saved and run), or run from a directory anyone can write to, or loaded as JVM code
+// ("exec-foreign": what is there when the file runs is not what is judged now).
+func (s *state) foreignCodeFindings(kind string, a *Action) []Effect {
+	var out []Effect
+	var hosts []string
+	for _, e := range a.Effects {
+		if e.Kind == EffectConnect {
+			hosts = append(hosts, effectHost(e.Target))
+		}
+	}
+	jvm := kind == autorunJVM || kind == autorunGradle || kind == autorunMvnCfg
+	for _, e := range a.Effects {
+		if e.Kind != EffectExec || e.Detail != "file" || !s.foreignCodeFile(e.Target) {
+			continue
+		}
+		for _, h := range hosts {
+			out = append(out, Effect{Kind: EffectAutorun, Target: h, Detail: "fetch-run"})
+		}
+		if jvm || inScratch(e.Target) {
+			out = append(out, Effect{Kind: EffectAutorun, Target: e.Target, Detail: "exec-foreign"})
+		}
+	}
+	return out
 }
 
 // autorunFindings: what in the walk of one piece of autorun code matters when it runs unwatched.

@@ -743,6 +743,9 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 	w.packageSources(name, ws.sub(1)) // package_sources.go
 	w.serverEffects(name, ws.sub(1))  // servers.go: static file servers
 	w.socketEffects(name, ws.sub(1))  // servers.go: unix sockets of socket clients
+
+	// effects_env_persist.go: environment stored for later (go env -w, launchctl setenv, setx).
+	w.persistentEnv(f, name, ws.sub(1))
 	sp := s.n.opt.Commands.lookup(name)
 	if sp == nil {
 		if name != "" && !shellBuiltinNoop[name] && !w.funcs[name] {

@@ -146,10 +146,11 @@ func (s *state) toolEffects(e *Entry, known bool) {
 	if a.Content != "" && a.Class != ClassFileRead && a.Class != ClassFileList && a.Class != ClassFileSearch {
 		for _, p := range a.Paths {
 			if p.Role == RoleWrite || p.Role == RoleDest {
-				s.autorunEffects(p.Clean, a.Content) // autorun_code.go: files that run later
+				s.autorunEffects(p.Clean, s.editedText(a.Content, p.Clean)) // autorun_code.go, autorun_build.go: files that run later
 			}
 		}
 	}
+	s.forgeFileWrites()   // autorun_build.go: files a forge tool commits
 	s.structuredEffects() // tools_data.go: SQL, secrets in URLs and bodies, settings, browser schemes
 	if a.Class == ClassFileWrite {
 		s.instructionFileEffects() // tools_prose_intent.go
