@@ -11,11 +11,27 @@ package shield
 
 import rego.v1
 
+# Plans are written constantly and speak of secrets in passing ("return an error when the password
+# is too short", "show how to set up SSH keys"): a secret counts when the plan names it exactly (a
+# credential file, a variable such as GITHUB_TOKEN), or asks to publish one (the instruction-file
+# reading of workspace_files.rego: a secret, a verb that puts it somewhere, a place others read).
 escalate contains finding("plan.requested-secret", sprintf("the agent's plan asks for a secret (%s)", [e.target])) if {
 	input.class == "agent_state"
 	some e in input.effects
 	e.kind == "secret"
 	not e.detail in {"content", "session"}
+	plan_named_secret(e.target)
+}
+
+plan_named_secret(t) if startswith(t, "/")
+
+plan_named_secret(t) if regex.match(`^\$?\{?[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+\}?$`, t)
+
+escalate contains finding("plan.publishes-secret", "the agent's plan puts credentials where others can read them") if {
+	input.class == "agent_state"
+	some s in lower_strings
+	some l in split(s, "\n")
+	instruction_publishes_secret(l)
 }
 
 escalate contains finding("plan.sensitive-path", sprintf("the agent's plan names %s (%s)", [e.target, e.detail])) if {
@@ -69,4 +85,14 @@ escalate contains finding("plan.safety-bypass", "the agent's plan drops its safe
 	some s in lower_strings
 	some phrase in data.shield.lists.safety_bypass_phrases
 	contains(s, phrase)
+}
+
+# The whole environment asked for, in a plan that names a place others read.
+escalate contains finding("plan.publishes-secret", "the agent's plan puts the environment where others can read it") if {
+	input.class == "agent_state"
+	some e in input.effects
+	e.kind == "secret"
+	e.target == "environment"
+	some s in lower_strings
+	regex.match(`\b(pr|pull request|issue|comment|description|gist|pastebin|paste|webhook|slack|discord|channel|chat|public|commit message|release notes)\b|https?://`, s)
 }
