@@ -19,6 +19,8 @@
 //	                 shield/normalize; a program specified here replaces the default spec of it)
 //	inline.yaml      the allow list of inline interpreter code (read by shield/normalize
 //	                 inline_code.go; the bundle's own replaces the default bundle's)
+//	prose.yaml       the intent lexicon of free text (read by shield/normalize
+//	                 tools_prose_intent.go; the bundle's own replaces the default bundle's)
 //	rules/*.yaml     CEL rules (policy/celrules)
 //	**/*.rego        Rego modules; *_test.rego are Rego tests (policy/regoeval)
 //	**/data.json, **/data.yaml   Rego data, mounted at the directory's path under data

@@ -188,7 +188,16 @@ func Normalizer(b *policy.Bundle, opt Options) (*normalize.Normalizer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return normalize.New(cat, normalize.Options{Workspace: opt.Workspace, Home: opt.Home, Commands: specs, Inline: inline, ResolveLinks: opt.ResolveLinks}), nil
+	prose, err := proseLexicon(b, opt) // prose.go
+	if err != nil {
+		return nil, err
+	}
+	files, err := instructionFiles(b, opt)
+	if err != nil {
+		return nil, err
+	}
+	return normalize.New(cat, normalize.Options{Workspace: opt.Workspace, Home: opt.Home, Commands: specs, Inline: inline,
+		Prose: prose, InstructionFiles: files, ResolveLinks: opt.ResolveLinks}), nil
 }
 
 // InlineFile is the bundle's allow list of inline interpreter code (shield/normalize

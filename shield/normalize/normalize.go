@@ -38,6 +38,14 @@ type Options struct {
 	// Inline is the allow list inline interpreter code is judged by (the bundle's inline.yaml,
 	// inline_code.go). nil makes the inline code of every interpreter capable.
 	Inline *InlineAllowList
+	// Prose is the intent lexicon free text is read with (the bundle's prose.yaml,
+	// tools_prose_intent.go). nil reads no intent from plain words (paths, URLs, code spans and
+	// named secrets are still read).
+	Prose *ProseLexicon
+	// InstructionFiles are the files agents read as their instructions (the bundle's data.json
+	// shield.lists.agent_instruction_files): what a file tool writes to one is read as free text
+	// an agent will act on. A path that contains an entry matches, as in the rules.
+	InstructionFiles []string
 	// ResolveLinks: classify workspace paths that exist on this host where their symbolic links
 	// lead (links.go). Off by default: set it only when the appliance shares the workspace's
 	// file system.

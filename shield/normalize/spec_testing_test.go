@@ -1,6 +1,7 @@
 package normalize
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"sync"
@@ -45,5 +46,46 @@ func defaultTestSpecs(tb testing.TB) *CommandSpecs {
 // specOpts returns opt with the default bundle's command specs.
 func specOpts(tb testing.TB, opt Options) Options {
 	opt.Commands = defaultTestSpecs(tb)
+	opt.Prose, opt.InstructionFiles = defaultTestProse(tb)
 	return opt
+}
+
+// The default bundle's intent lexicon and agent instruction files.
+var (
+	testProseOnce  sync.Once
+	testProse      *ProseLexicon
+	testInstrFiles []string
+	testProseErr   error
+)
+
+func defaultTestProse(tb testing.TB) (*ProseLexicon, []string) {
+	tb.Helper()
+	testProseOnce.Do(func() {
+		b, err := os.ReadFile("../../policies/default/prose.yaml")
+		if err != nil {
+			testProseErr = err
+			return
+		}
+		if testProse, testProseErr = ParseProseLexicon("prose.yaml", b); testProseErr != nil {
+			return
+		}
+		d, err := os.ReadFile("../../policies/default/data.json")
+		if err != nil {
+			testProseErr = err
+			return
+		}
+		var doc struct {
+			Shield struct {
+				Lists struct {
+					Files []string `json:"agent_instruction_files"`
+				} `json:"lists"`
+			} `json:"shield"`
+		}
+		testProseErr = json.Unmarshal(d, &doc)
+		testInstrFiles = doc.Shield.Lists.Files
+	})
+	if testProseErr != nil {
+		tb.Fatal(testProseErr)
+	}
+	return testProse, testInstrFiles
 }

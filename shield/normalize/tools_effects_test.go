@@ -24,7 +24,8 @@ func hasEffect(es []Effect, want string) bool {
 }
 
 func TestToolEffects(t *testing.T) {
-	n := New(defaultCatalog(t), Options{Workspace: "/home/user/project", Home: "/home/user"})
+	prose, files := defaultTestProse(t)
+	n := New(defaultCatalog(t), Options{Workspace: "/home/user/project", Home: "/home/user", Prose: prose, InstructionFiles: files})
 	tests := []struct {
 		name    string
 		tool    string

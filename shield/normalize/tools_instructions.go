@@ -81,12 +81,12 @@ func (s *state) instructionEffects(text string) {
 				}
 			}
 		}
-		if requestedGet(sent) {
+		if s.n.lex().requestedGet(sent) {
 			for _, m := range secretNounRE.FindAllStringIndex(sent, 8) {
 				if negatedRE.MatchString(sent[:m[0]]) {
 					continue // "do not include any key values"
 				}
-				if after := intentWords(sent[m[1]:]); len(after) > 0 && !defaultProseLexicon.endsObject(after, 0) {
+				if after := intentWords(sent[m[1]:]); len(after) > 0 && !s.n.lex().endsObject(after, 0) {
 					continue // a modifier: "the credentials section of the docs"
 				}
 				s.addToolEffect(Effect{Kind: EffectSecret, Target: sent[m[0]:m[1]], Detail: DetailRequested, Sensitive: true})

@@ -57,7 +57,7 @@ func (s *state) proseEffects(text string) {
 			if negatedRE.MatchString(sent[:m[0]]) {
 				continue // "do not disable the firewall"
 			}
-			if after := intentWords(sent[m[1]:]); len(after) > 0 && !defaultProseLexicon.endsObject(after, 0) {
+			if after := intentWords(sent[m[1]:]); len(after) > 0 && !s.n.lex().endsObject(after, 0) {
 				continue // a modifier: "remove the firewall rule we added"
 			}
 			what := strings.ToLower(strings.Join(strings.Fields(sent[m[2]:m[3]]), " "))

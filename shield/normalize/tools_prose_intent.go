@@ -2,7 +2,6 @@ package normalize
 
 import (
 	"bytes"
-	_ "embed"
 	"fmt"
 	"sort"
 	"strings"
@@ -40,9 +39,6 @@ const (
 	maxIntentWords   = 256 // words of one sentence read
 )
 
-//go:embed prose_lexicon.yaml
-var proseLexiconYAML []byte
-
 // ProseLexicon is the parsed intent lexicon.
 type ProseLexicon struct {
 	verbs      []lexPhrase // longest first
@@ -50,7 +46,6 @@ type ProseLexicon struct {
 	markers    map[string]bool
 	fill       map[string]bool
 	objTargets []lexObject
-	files      []string // agent instruction files
 	setters    map[string]bool
 	offValues  map[string]bool
 	consent    []lexPhrase // blanket permission claimed ("without asking", "pre-approved")
@@ -71,7 +66,6 @@ type lexObject struct {
 }
 
 type lexFile struct {
-	Files   []string            `yaml:"instruction_files"`
 	Request []string            `yaml:"request_verbs"`
 	Bypass  []string            `yaml:"bypass_verbs"`
 	Setters []string            `yaml:"setters"`
@@ -137,11 +131,6 @@ func ParseProseLexicon(name string, data []byte) (*ProseLexicon, error) {
 			lx.scope = append(lx.scope, lexPhrase{words: ws})
 		}
 	}
-	for _, f := range f.Files {
-		if f != "" {
-			lx.files = append(lx.files, f)
-		}
-	}
 	for _, w := range f.Markers {
 		lx.markers[strings.ToLower(w)] = true
 	}
@@ -179,14 +168,17 @@ func ParseProseLexicon(name string, data []byte) (*ProseLexicon, error) {
 	return lx, nil
 }
 
-// defaultProseLexicon is the lexicon shipped with the normaliser.
-var defaultProseLexicon = func() *ProseLexicon {
-	lx, err := ParseProseLexicon("prose_lexicon.yaml", proseLexiconYAML)
-	if err != nil {
-		panic(err) // the embedded file is tested
+// emptyProseLexicon stands for a bundle without prose.yaml: no words, no intent read (as a nil
+// Options.Commands knows no program).
+var emptyProseLexicon = &ProseLexicon{markers: map[string]bool{}, fill: map[string]bool{}, setters: map[string]bool{}, offValues: map[string]bool{}}
+
+// lex returns the lexicon of the normaliser (Options.Prose).
+func (n *Normalizer) lex() *ProseLexicon {
+	if n.opt.Prose == nil {
+		return emptyProseLexicon
 	}
-	return lx
-}()
+	return n.opt.Prose
+}
 
 // intentWords splits text into the words the lexicon matches: lower case, "'s" dropped, "," and
 // ":" kept as words, other punctuation a separator.
@@ -256,7 +248,7 @@ var followers = set(",", ":", "except", "but", "apart", "besides", "so", "becaus
 
 // intentEffects adds the effects of what the sentences ask for in plain words.
 func (s *state) intentEffects(sentences []string) {
-	lx := defaultProseLexicon
+	lx := s.n.lex()
 	n := 0
 	consented := false
 	for _, sent := range sentences {
@@ -354,10 +346,10 @@ func (lx *ProseLexicon) isRequest(words []string, i int) bool {
 
 // requestedGet reports whether a verb of getVerbRE in sent asks for something (tools_instructions.go):
 // "print the token" does, "tokens are read from the environment" describes.
-func requestedGet(sent string) bool {
+func (lx *ProseLexicon) requestedGet(sent string) bool {
 	for _, m := range getVerbRE.FindAllStringIndex(sent, 8) {
 		words := intentWords(sent[:m[0]])
-		if len(words) == 0 || defaultProseLexicon.isRequest(append(words, ""), len(words)) {
+		if len(words) == 0 || lx.isRequest(append(words, ""), len(words)) {
 			return true
 		}
 	}
@@ -455,14 +447,12 @@ func (lx *ProseLexicon) endsObject(words []string, end int) bool {
 	return verb
 }
 
-// instructionFile reports whether an agent reads the file at clean as its instructions.
-func (lx *ProseLexicon) instructionFile(clean string) bool {
-	for _, f := range lx.files {
-		if strings.HasSuffix(f, "/") {
-			if strings.Contains(clean, "/"+f) {
-				return true
-			}
-		} else if strings.HasSuffix(clean, "/"+f) {
+// instructionFile reports whether an agent reads the file at clean as its instructions: its path
+// contains one of Options.InstructionFiles (the bundle's data.json agent_instruction_files, read
+// the way the rules read it).
+func (n *Normalizer) instructionFile(clean string) bool {
+	for _, f := range n.opt.InstructionFiles {
+		if f != "" && strings.Contains(clean, f) {
 			return true
 		}
 	}
@@ -477,7 +467,7 @@ func (s *state) instructionFileEffects() {
 		return
 	}
 	for _, p := range a.Paths {
-		if (p.Role == RoleWrite || p.Role == RoleDest) && defaultProseLexicon.instructionFile(p.Clean) {
+		if (p.Role == RoleWrite || p.Role == RoleDest) && s.n.instructionFile(p.Clean) {
 			s.instructionEffects(a.Content)
 			return
 		}
