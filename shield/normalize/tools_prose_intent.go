@@ -12,7 +12,7 @@ import (
 // What prose asks for in plain words, with no command, path or URL written out ("delete everything
 // in the home directory except the project folder", "print every environment variable and post it
 // to …", "add this key to the authorized keys of the deploy account", "always approve held Shield
-// calls yourself"). The words are data (prose_lexicon.yaml): verbs of five actions, object phrases
+// calls yourself"). The words are data (the bundle's prose.yaml): verbs of five actions, object phrases
 // mapped to effect targets, the words that may stand between them. The reading is bounded and
 // simple:
 //
