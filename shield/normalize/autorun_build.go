@@ -33,6 +33,7 @@ const (
 	autorunJVM     = "jvm"     // a file of JVM options
 	autorunGradle  = "gradle"  // gradle.properties: JVM options and the JDK in properties
 	autorunMvnCfg  = "mvncfg"  // .mvn/maven.config: Maven's own options
+	autorunPyProj  = "pyproj"  // pyproject.toml: the build backend's own code path
 )
 
 // autorunBuildKind: the kinds of this file, "" for none.
@@ -49,6 +50,8 @@ func autorunBuildKind(clean string) string {
 		return autorunGradle
 	case base == "gradlew" || base == "mvnw":
 		return autorunShell
+	case base == "pyproject.toml":
+		return autorunPyProj
 	}
 	return ""
 }
@@ -109,6 +112,14 @@ func autorunBuildCommands(kind, content string) []string {
 				}
 			}
 		}
+	case autorunPyProj:
+		// [build-system] backend-path: directories the build frontend imports the backend from
+		// (PEP 517: inside the source tree; elsewhere, code from there runs on every build).
+		for _, m := range backendPathRE.FindAllStringSubmatch(content, 4) {
+			for _, q := range quotedRE.FindAllStringSubmatch(m[1], 8) {
+				out = append(out, "python3 "+shellQuoteArg(strings.TrimRight(q[1], "/")+"/__init__.py"))
+			}
+		}
 	case autorunMvnCfg:
 		var opts []string
 		for _, w := range strings.Fields(content) {
@@ -123,17 +134,24 @@ func autorunBuildCommands(kind, content string) []string {
 	return out
 }
 
+var (
+	backendPathRE = regexp.MustCompile(`(?m)^\s*backend-path\s*=\s*\[([^\]]*)\]`)
+	quotedRE      = regexp.MustCompile(`["']([^"']+)["']`)
+)
+
 // autorunBuildFindings: what the build kinds do that is read from their data, not walked.
 func autorunBuildFindings(kind, content string) []Effect {
 	var out []Effect
 	if kind != autorunWrapper {
 		return nil
 	}
+	keyed := false
 	for _, kv := range propertyLines(content) {
 		k := strings.ToLower(kv[0])
 		if k != "distributionurl" && k != "wrapperurl" {
 			continue
 		}
+		keyed = true
 		u, err := url.Parse(strings.TrimSpace(kv[1]))
 		if err != nil || u.Host == "" {
 			// A distribution the wrapper cannot be seen to fetch from a host (a file: URL, a
@@ -147,8 +165,26 @@ func autorunBuildFindings(kind, content string) []Effect {
 		}
 		out = append(out, Effect{Kind: EffectAutorun, Target: strings.ToLower(u.Hostname()), Detail: detail})
 	}
+	if !keyed {
+		// A fragment (sed's replacement, an edit of part of a line): the hosts it names are
+		// where the distribution now comes from.
+		for _, m := range fragmentHostRE.FindAllStringSubmatch(content, 8) {
+			detail, h := "fetch-run", m[2]
+			if h == "" {
+				h = m[4]
+			}
+			if strings.EqualFold(m[1], "http") {
+				detail = "fetch-exec"
+			}
+			out = append(out, Effect{Kind: EffectAutorun, Target: strings.ToLower(h), Detail: detail})
+		}
+	}
 	return out
 }
+
+// fragmentHostRE: a URL's scheme and host (backslash-escaped colons of properties allowed), or a
+// bare IPv4 address.
+var fragmentHostRE = regexp.MustCompile(`(?i)\b(https?|ftp)\\?://([a-z0-9.-]+)|\b()([0-9]{1,3}(?:\.[0-9]{1,3}){3})\b`)
 
 // buildToolCaches: directories under the home where build tools keep what they downloaded from
 // their registries (a JaCoCo agent in ~/.m2/repository is the build's own).

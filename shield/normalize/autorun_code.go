@@ -351,7 +351,7 @@ func (s *state) foreignCodeFindings(kind string, a *Action) []Effect {
 			hosts = append(hosts, effectHost(e.Target))
 		}
 	}
-	jvm := kind == autorunJVM || kind == autorunGradle || kind == autorunMvnCfg
+	jvm := kind == autorunJVM || kind == autorunGradle || kind == autorunMvnCfg || kind == autorunPyProj
 	for _, e := range a.Effects {
 		if e.Kind != EffectExec || e.Detail != "file" || !s.foreignCodeFile(e.Target) {
 			continue

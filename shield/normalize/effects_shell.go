@@ -746,6 +746,8 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 
 	// effects_env_persist.go: environment stored for later (go env -w, launchctl setenv, setx).
 	w.persistentEnv(f, name, ws.sub(1))
+	// autorun_edits.go: files that run later edited by commands (npm pkg set, sed -i, gh api).
+	w.laterEdits(name, ws.sub(1))
 	sp := s.n.opt.Commands.lookup(name)
 	if sp == nil {
 		if name != "" && !shellBuiltinNoop[name] && !w.funcs[name] {
