@@ -82,10 +82,10 @@ func textWorthReading(s string) bool {
 	return strings.ContainsAny(t, " \t\n/~$:`|;&@")
 }
 
-// agentTextEffects reads every string argument of a call whose class feeds an agent, beyond the
-// fields read already (done).
-func (s *state) agentTextEffects(done map[string]bool) {
-	if !agentTextClasses[s.act.Class] {
+// agentTextEffects reads every string argument of a call whose class feeds an agent (or of a
+// message to an agent), beyond the fields read already (done).
+func (s *state) agentTextEffects(done map[string]bool, toAgent bool) {
+	if !agentTextClasses[s.act.Class] && !toAgent {
 		return
 	}
 	leaves, over := agentTextLeaves(s.act.Args)

@@ -105,8 +105,8 @@ func (s *state) toolEffects(e *Entry, known bool) {
 		s.connectEffect(u)
 	}
 	s.moveAwayEffects() // effects_state.go
+	toAgent := false
 	if a.Class == ClassMessageSend {
-		toAgent := false
 		for _, r := range a.Recipients {
 			s.addToolEffect(Effect{Kind: EffectSend, Target: r, Detail: a.Class})
 			lr := strings.ToLower(r)
@@ -139,7 +139,9 @@ func (s *state) toolEffects(e *Entry, known bool) {
 			}
 		}
 	}
-	s.agentTextEffects(read) // tools_agent_text.go: every other string an agent will act on
+	// tools_agent_text.go: every other string an agent will act on (a message to an agent: its
+	// subject and every other field too).
+	s.agentTextEffects(read, toAgent || a.Class == ClassMessageSend && known && len(e.Instructions) > 0)
 	if a.Class == ClassCodeExec {
 		s.codePayloadEffects(a.Tool, a.Content) // tools_code.go
 	}
