@@ -4,6 +4,8 @@ import (
 	"path"
 	"regexp"
 	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // Local targets: the developer's own disposable systems on this machine, which cluster and
@@ -256,3 +258,54 @@ func (w *walker) sparkMaster(pa parsedArgs, name string) {
 	w.s.addUnresolved("spark master " + m + " (" + name + ")")
 	w.s.addEffect(Effect{Kind: EffectExec, Target: "spark master " + m, Program: name, Detail: "cluster job", Unresolved: true})
 }
+
+// readLoopOverListing: a while loop whose condition is `read [-r] NAME` (IFS= allowed) and whose
+// input is a process substitution of a listing command (listingStmts: git ls-files, find without
+// actions, under the working directory in the workspace); returns NAME, or "".
+func (w *walker) readLoopOverListing(c *syntax.WhileClause, st *syntax.Stmt) string {
+	if c.Until || len(c.Cond) != 1 || len(st.Redirs) != 1 {
+		return ""
+	}
+	r := st.Redirs[0]
+	if r.Op != syntax.RdrIn || r.N != nil || r.Word == nil || len(r.Word.Parts) != 1 {
+		return ""
+	}
+	ps, ok := r.Word.Parts[0].(*syntax.ProcSubst)
+	if !ok || ps.Op != syntax.CmdIn || !w.listingStmts(ps.Stmts) {
+		return ""
+	}
+	cond := c.Cond[0]
+	call, ok := cond.Cmd.(*syntax.CallExpr)
+	if !ok || cond.Background || cond.Negated || len(cond.Redirs) > 0 || len(call.Args) < 2 {
+		return ""
+	}
+	for _, a := range call.Assigns {
+		if a.Name == nil || a.Name.Value != "IFS" {
+			return ""
+		}
+	}
+	var argv []string
+	for _, a := range call.Args {
+		v, ok := w.litWord(a)
+		if !ok {
+			return ""
+		}
+		argv = append(argv, v)
+	}
+	if argv[0] != "read" {
+		return ""
+	}
+	name := ""
+	for _, a := range argv[1:] {
+		switch {
+		case a == "-r":
+		case name == "" && shellNameRE.MatchString(a):
+			name = a
+		default:
+			return ""
+		}
+	}
+	return name
+}
+
+var shellNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
