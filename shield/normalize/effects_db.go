@@ -74,8 +74,16 @@ func (w *walker) db(pa parsedArgs, name string, args words, stdin string) {
 	if stdin != "" {
 		code = append(code, stdin)
 	}
+	start := len(w.s.act.Effects)
 	for _, c := range code {
 		w.dbStatements(name, target, inWS, c)
+	}
+	if db := w.localDevDB(pa, name, args); db != "" { // local_targets.go
+		for i := start; i < len(w.s.act.Effects); i++ {
+			if e := &w.s.act.Effects[i]; e.Kind == EffectDelete && e.Target == target && e.Remote == "" {
+				e.Remote = remoteLocalDB + db
+			}
+		}
 	}
 }
 

@@ -203,6 +203,9 @@ func (w *walker) pathEffect(kind, prog, raw string, dyn bool) int {
 		inWS = false // removing or moving away the workspace itself is no change inside it
 	}
 	e := Effect{Kind: kind, Target: clean, Program: prog, Detail: sens, InWorkspace: inWS, Sensitive: sens != ""}
+	if kind == EffectDelete && sens == "" && !inWS && isUserCache(clean, s.n.opt.Home) {
+		e.Detail = detailUserCache // local_targets.go
+	}
 	i := s.addEffect(e)
 	if !list { // listing a directory of secrets reads names, not the secrets
 		w.derived(kind, prog, clean, sens, e.InWorkspace, false)
@@ -1410,6 +1413,8 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 				w.emit(child, ops, strings.Join(ops.argv, " "), nil, nil, pipe, idx, false, stdin)
 			}
 		}
+	case "spark":
+		w.sparkMaster(pa, name) // local_targets.go
 	case "container":
 		w.container(f, pa, name, args.sub(pa.base), pipe, idx)
 	case "containerexec", "kubeexec":

@@ -190,6 +190,7 @@ func (n *Normalizer) normalize(ctx context.Context, tool string, args map[string
 	if !known {
 		s.annotationEffects(annotationsFrom(ctx)) // tools_annotations.go
 	}
+	s.markLocalTargets() // local_targets.go
 	act.fillNil()
 	return act
 }

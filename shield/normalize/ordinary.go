@@ -101,6 +101,9 @@ func kubeOutputShowsData(pa parsedArgs, argv []string) bool {
 	if _, _, ok := pa.val("--template"); ok {
 		return true
 	}
+	if kubeOutputNamesOnly(argv) { // names_only.go: custom-columns/jsonpath of names
+		return false
+	}
 	for i, a := range argv {
 		v := ""
 		switch {

@@ -182,6 +182,9 @@ func (w *walker) secretSources(c *Command, args words) {
 		add(d)
 		return
 	}
+	if secretListingNamesOnly(name, ws, args.argv) { // names_only.go
+		return
+	}
 	for _, r := range secretSourceTable {
 		if r.matches(name, ws, opts) {
 			add(r.detail)

@@ -249,6 +249,18 @@ func (w *walker) stmt(f frame, st *syntax.Stmt, pipe bool, idx int, bg bool) {
 		}
 	case *syntax.WhileClause:
 		w.stmts(f, c.Cond)
+		if name := w.readLoopOverListing(c, st); name != "" { // local_targets.go
+			// while read -r f; do …; done < <(git ls-files): the variable stands for the names
+			// the listing prints, as in a for loop over $(git ls-files).
+			delete(w.vars, name)
+			if w.globVars == nil {
+				w.globVars = map[string]string{}
+			}
+			w.globVars[name] = "*"
+			w.stmts(f, c.Do)
+			delete(w.globVars, name)
+			break
+		}
 		w.stmts(f, c.Do)
 	case *syntax.ForClause:
 		w.forLoop(f, c)
@@ -577,8 +589,13 @@ func hasGlob(lit string) bool {
 		switch lit[i] {
 		case '\\':
 			i++
-		case '*', '?', '[':
+		case '*', '?':
 			return true
+		case '[':
+			// A bracket expression needs its closing ']' ("[ -f x ]"'s "[" is a literal word).
+			if strings.IndexByte(lit[i+1:], ']') >= 0 {
+				return true
+			}
 		}
 	}
 	return false
@@ -1826,10 +1843,15 @@ func (w *walker) litWord(wd *syntax.Word) (string, bool) {
 // --name-only, git ls-tree --name-only) and find without actions, over literal operands that
 // neither are absolute nor climb ("..", ":/").
 func (w *walker) listingSubst(x *syntax.CmdSubst) bool {
-	if len(x.Stmts) != 1 || x.Stmts[0].Background || x.Stmts[0].Negated || len(x.Stmts[0].Redirs) > 0 || !inDir(w.s.cwd, w.s.n.opt.Workspace) {
+	return w.listingStmts(x.Stmts)
+}
+
+// listingStmts: the statements of a substitution are one listing command (see listingSubst).
+func (w *walker) listingStmts(stmts []*syntax.Stmt) bool {
+	if len(stmts) != 1 || stmts[0].Background || stmts[0].Negated || len(stmts[0].Redirs) > 0 || !inDir(w.s.cwd, w.s.n.opt.Workspace) {
 		return false
 	}
-	call, ok := x.Stmts[0].Cmd.(*syntax.CallExpr)
+	call, ok := stmts[0].Cmd.(*syntax.CallExpr)
 	if !ok || len(call.Assigns) > 0 || len(call.Args) < 2 || len(call.Args) > 16 {
 		return false
 	}
