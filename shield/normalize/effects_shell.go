@@ -740,6 +740,7 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 		}
 	}
 	w.secretSources(c, ws.sub(1))     // secret_sources.go: with or without a spec
+	w.historySecrets(c, ws.sub(1))    // git_history.go: credentials read from a repository's history
 	w.packageSources(name, ws.sub(1)) // package_sources.go
 	w.serverEffects(name, ws.sub(1))  // servers.go: static file servers
 	w.socketEffects(name, ws.sub(1))  // servers.go: unix sockets of socket clients

@@ -86,3 +86,23 @@ visible_document(t) if {
 	not regex.match(`(?i)(secret|passw|credential|token|private[_-]?key|wallet|keystore|\.(pem|key|p12|pfx|kdbx|ppk)$)`, t)
 	not startswith(t, concat("", [trim_suffix(input.workspace, "/"), "/"]))
 }
+
+# ---------------------------------------------------------------------------------------------
+# Credentials read from a repository's history (shield/normalize/git_history.go): a credential
+# file at a revision (git show REV:.env, git diff REV -- config/secrets.yml) is the secret itself,
+# however long ago it was removed from the working tree. A search of the history for credential
+# content (git log -p -S AKIA, git grep PATTERN $(git rev-list --all)) escalates: it prints the
+# matching lines or patches, but what it finds depends on the repository.
+
+deny contains finding("effects.history-secret", sprintf("reads a credential file from the repository's history (%s)", [e.target])) if {
+	some e in input.effects
+	e.kind == "secret"
+	startswith(e.detail, "git_history ")
+	e.detail != "git_history pattern"
+}
+
+escalate contains finding("effects.history-secret-search", sprintf("searches the repository's history for credentials (%s)", [e.target])) if {
+	some e in input.effects
+	e.kind == "secret"
+	e.detail == "git_history pattern"
+}
