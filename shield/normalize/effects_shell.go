@@ -997,6 +997,11 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 			w.pathEffect(role, name, ops.argv[k], ops.dyn[k])
 			files++
 		}
+		if pat, _, ok := pa.val("-e", "--regexp", "--expression"); ok {
+			w.configSecretGrep(name, pat, ops.argv) // config_grep.go: credential keys picked out of configuration
+		} else if start == 1 && len(ops.argv) > 1 && !ops.dyn[0] {
+			w.configSecretGrep(name, ops.argv[0], ops.argv[1:])
+		}
 		if files == 0 && (name == "rg" || name == "ag" || name == "ack" || pa.has("-r", "-R", "--recursive", "--dereference-recursive")) && !pipe {
 			w.pathEffect(EffectRead, name, ".", false)
 		}
