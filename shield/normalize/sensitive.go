@@ -195,6 +195,8 @@ type sensitiveMatcher struct {
 	// /Volumes) with the table's patterns case-folded.
 	folded *sensitiveMatcher
 	home   string // for secretByName (secret_names.go)
+	// all: every compiled pattern in table order, for globSecretKind (glob_reach.go).
+	all []compiledPattern
 }
 
 type compiledPattern struct {
@@ -202,6 +204,7 @@ type compiledPattern struct {
 	kind   string
 	needle string // a literal substring every match contains
 	g      *glob.Pattern
+	src    string // the expanded pattern text (glob_reach.go)
 }
 
 // newSensitiveMatcher compiles the table for a home directory. It panics on a bad pattern: the table
@@ -228,7 +231,8 @@ func compileSensitive(home string, fold bool) *sensitiveMatcher {
 				p = strings.ToLower(p)
 			}
 			for _, x := range expandBraces(p) {
-				cp := compiledPattern{row: row, kind: r.Kind, needle: longestLiteral(x), g: glob.MustCompile(x, '/')}
+				cp := compiledPattern{row: row, kind: r.Kind, needle: longestLiteral(x), g: glob.MustCompile(x, '/'), src: x}
+				m.all = append(m.all, cp)
 				if e := rightmostLiteralElem(x); e != "" {
 					m.byElem[e] = append(m.byElem[e], cp)
 				} else {
