@@ -743,6 +743,7 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 		}
 	}
 	w.secretSources(c, ws.sub(1))     // secret_sources.go: with or without a spec
+	w.historySecrets(c, ws.sub(1))    // git_history.go: credentials read from a repository's history
 	w.packageSources(name, ws.sub(1)) // package_sources.go
 	w.serverEffects(name, ws.sub(1))  // servers.go: static file servers
 	w.socketEffects(name, ws.sub(1))  // servers.go: unix sockets of socket clients
@@ -1003,6 +1004,11 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 		for k := start; k < len(ops.argv); k++ {
 			w.pathEffect(role, name, ops.argv[k], ops.dyn[k])
 			files++
+		}
+		if pat, _, ok := pa.val("-e", "--regexp", "--expression"); ok {
+			w.configSecretGrep(name, pat, ops.argv) // config_grep.go: credential keys picked out of configuration
+		} else if start == 1 && len(ops.argv) > 1 && !ops.dyn[0] {
+			w.configSecretGrep(name, ops.argv[0], ops.argv[1:])
 		}
 		if files == 0 && (name == "rg" || name == "ag" || name == "ack" || pa.has("-r", "-R", "--recursive", "--dereference-recursive")) && !pipe {
 			w.pathEffect(EffectRead, name, ".", false)

@@ -38,6 +38,12 @@ func TestSecretSources(t *testing.T) {
 		// secret-named variables printed
 		`echo "$GITHUB_TOKEN"`, `printf %s "$AWS_SECRET_ACCESS_KEY"`, `echo $DATABASE_URL`, `echo ${STRIPE_API_KEY}`,
 		`op run -- env`, `doppler run -- printenv`,
+		// rendered values, manifests, settings and state printed with their secrets
+		"helm get values billing -n prod -a -o yaml", "helm get manifest billing", "helm get all api", "terraform show -json",
+		"terragrunt output -json", "oc extract secret/db --to=-", "az webapp config appsettings list -g rg -n app",
+		"aws lambda get-function-configuration --function-name f", "cf env app", "dokku config:export app", "railway variables",
+		"netlify env:list --plain", "vercel env pull .env.local", "glab variable export", "firebase functions:config:get",
+		"consul kv export", "nomad var get nomad/jobs/x", "mc alias ls", "rclone config show",
 	}
 	ordinary := []string{
 		"export PATH=$PATH:./bin", "export NODE_ENV=production", "export -f myfn", "declare -a arr=(1 2)", "declare -f", "local x=1",
@@ -49,6 +55,8 @@ func TestSecretSources(t *testing.T) {
 		"make build", "npm run test", "git credential-cache exit", "op --version", "bw --help",
 		`echo "$HOME"`, `echo ${#GITHUB_TOKEN}`, `echo ${GITHUB_TOKEN:+set}`, `echo "$GITHUB_TOKEN" > /dev/null`, `op run -- npm test`,
 		"gcloud container clusters get-credentials dev --zone z", "az aks get-credentials -g rg -n c",
+		"helm list -A", "helm status billing", "helm get notes billing", "helm template ./chart", "terraform show", "cf apps",
+		"netlify deploy --prod", "rclone copy a remote:b", "mc ls local/bucket", "consul members",
 	}
 	for _, cmd := range secret {
 		t.Run("secret/"+cmd, func(t *testing.T) {

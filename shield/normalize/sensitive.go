@@ -139,6 +139,50 @@ var sensitiveTable = []struct {
 	{"boot", []string{"/boot", "/boot/**", "/efi/**", "/lib/modules/**", "/usr/lib/modules/**"}},
 	{"hosts", []string{"/etc/hosts", "/etc/resolv.conf", "/etc/nsswitch.conf"}},
 	{"audit_log", []string{"/var/log/auth.log", "/var/log/secure", "/var/log/audit/**", "/var/log/wtmp", "/var/log/btmp", "/var/log/lastlog", "/var/run/utmp"}},
+	// Configuration of developer CLIs and apps that keeps a token, key or password beside other
+	// settings under a name that does not say so (files named for their secret are found by
+	// secret_names.go): ML and GPU clouds, database clients, mobile and messaging platforms,
+	// wallets, remote-desktop and mail clients.
+	{"credentials", []string{"**/.modal.toml", "**/.comet.config", "**/.clearml.conf", "**/.runpod/**", "**/.config/runpod/**",
+		"**/.vast_api_key", "**/.config/vastai/**", "**/.lambda_cloud/**", "**/.paperspace/**", "**/.replicate/**", "**/.config/replicate/**",
+		"**/.together/**", "**/.config/wandb/**", "**/.neptune/**", "**/.dvc/config.local", "**/.snowflake/**", "**/.cassandra/cqlshrc",
+		"**/.clickhouse-client/**", "**/.influxdbv2/configs", "**/.mc/config.json", "**/.mcli/config.json", "**/.mongodb/mongosh/**",
+		"**/.local/share/DBeaverData/**/credentials-config.json", "**/.dbeaver4/**/credentials-config.json", "**/.config/dbeaver/**",
+		"**/.datagrip/**/*.pwd", "**/.config/JetBrains/**/c.kdbx", "**/.redisclirc", "**/.mongorc.js", "**/.sqlpad/**",
+		"**/.expo/state.json", "**/.config/twilio-cli/**", "**/.twilio-cli/**", "**/.fastlane/**", "**/.android/adbkey",
+		"**/.appcenter-cli/**", "**/.config/firebase/**", "**/.config/configstore/firebase-tools.json", "**/.aptos/config.yaml",
+		"**/.sui/sui_config/**", "**/.config/solana/**", "**/.foundry/keystores/**", "**/.config/hardhat-nodejs/vars.json",
+		"**/.near-credentials/**", "**/.config/near-cli/**", "**/.starknet_accounts/**", "**/.config/doppler/**", "**/.config/neonctl/**",
+		"**/.config/planetscale/**", "**/.config/turso/**", "**/.cf/config.json", "**/.config/render/**", "**/.config/filezilla/**",
+		"**/.filezilla/**", "**/.purple/accounts.xml", "**/.local/share/remmina/**", "**/.config/remmina/**", "**/.thunderbird/**/logins.json",
+		"**/.thunderbird/**/key4.db", "**/.mozilla-thunderbird/**/logins.json", "**/.config/hexchat/servlist.conf", "**/.irssi/config",
+		"**/.weechat/sec.conf", "**/.config/weechat/sec.conf", "**/.muttrc", "**/.mutt/muttrc", "**/.config/mutt/muttrc", "**/.mbsyncrc",
+		"**/.offlineimaprc", "**/.smbcredentials", "**/.cifs*", "**/.erlang.cookie", "**/.config/borg/keys/**", "**/.config/restic/**",
+		"**/.boto3", "**/.aws-sam/**", "**/.config/atlas/**", "**/.config/mongocli.toml", "**/.config/vercel/**", "**/.config/sentry/**"}},
+	// Daemons' and servers' configuration that carries passwords, shared keys or tokens under an
+	// ordinary name: HA and cluster keys, mail relays and IMAP, VPNs, directory services, web
+	// dashboards, databases, caches and brokers, monitoring agents, backup tools, CI and
+	// configuration management. Reading one is reading the service's credentials.
+	{"credentials", []string{"/etc/keepalived/keepalived.conf", "/etc/keepalived/*.conf", "/etc/corosync/authkey", "/etc/pacemaker/authkey",
+		"/etc/ha.d/authkeys", "/etc/grafana/grafana.ini", "/etc/grafana/provisioning/**", "/etc/openvpn/**", "/etc/strongswan/**",
+		"/etc/swanctl/**", "/etc/openconnect/**", "/etc/vpnc/**", "/etc/tinc/**", "/etc/postfix/sasl*",
+		"/etc/postfix/*passwd*", "/etc/mail/authinfo*", "/etc/exim4/passwd*", "/etc/ssmtp/ssmtp.conf", "/etc/msmtprc", "/etc/fetchmailrc",
+		"/etc/dovecot/users", "/etc/dovecot/*passwd*", "/etc/sasldb2", "/etc/sasl2/sasldb*", "/etc/redis/*.conf", "/etc/redis.conf",
+		"/etc/valkey/*.conf", "/etc/keydb/*.conf", "/etc/pgbouncer/userlist.txt", "/etc/pgpool*/pool_passwd", "/etc/pgpool*/pcp.conf",
+		"/etc/mongod.conf", "/etc/mongodb-keyfile", "/etc/rabbitmq/rabbitmq.conf", "/etc/rabbitmq/*.config", "/etc/rabbitmq/.erlang.cookie",
+		"/etc/mysql/conf.d/*client*.cnf", "/etc/mosquitto/passwd*", "/etc/mosquitto/*.passwd", "/etc/nut/upsd.users", "/etc/nut/upsmon.conf",
+		"/etc/openldap/slapd.conf", "/etc/ldap/slapd.d/**", "/etc/openldap/slapd.d/**", "/etc/*ldap*.secret", "/etc/ldap.conf",
+		"/etc/sssd/sssd.conf", "/etc/sssd/conf.d/**", "/etc/zabbix/*.psk", "/etc/zabbix/zabbix_server.conf", "/etc/zabbix/zabbix_proxy.conf",
+		"/etc/telegraf/telegraf.conf", "/etc/telegraf/telegraf.d/**", "/etc/datadog-agent/datadog.yaml", "/etc/dd-agent/datadog.conf",
+		"/etc/newrelic-infra.yml", "/etc/newrelic/**", "/etc/kibana/kibana.yml", "/etc/icinga2/conf.d/api-users.conf", "/etc/nagios*/htpasswd*",
+		"/etc/gitlab/gitlab.rb", "/etc/gitea/app.ini", "/etc/forgejo/app.ini", "/etc/drone/**", "/etc/concourse/**",
+		"/etc/consul.d/**", "/etc/nomad.d/**", "/etc/vault.d/**", "/etc/borgmatic/**", "/etc/borgmatic.d/**", "/etc/restic/**",
+		"/etc/bacula/*.conf", "/etc/bareos/**", "/etc/duplicity/**", "/etc/rsnapshot.conf", "/etc/chef/encrypted_data_bag_secret",
+		"/etc/puppetlabs/puppet/ssl/private_keys/**", "/etc/salt/pki/**", "/etc/apt/auth.conf", "/etc/apt/auth.conf.d/**",
+		"/etc/cifs*", "/etc/samba/*credentials*", "/etc/davfs2/secrets", "/etc/wvdial.conf", "/etc/hostapd/*.conf", "/etc/X11/xorg.conf.d/*.key",
+		"/var/lib/tailscale/**", "/var/lib/zerotier-one/**", "/var/lib/netbird/**", "/var/lib/nebula/**", "/var/lib/rabbitmq/.erlang.cookie",
+		"/var/lib/grafana/grafana.db", "/var/www/**/wp-config.php", "/srv/**/wp-config.php", "/var/www/**/LocalSettings.php",
+		"/var/www/**/configuration.php", "/var/www/**/config/database.yml", "/var/www/**/settings.php", "/var/www/**/.my.cnf"}},
 }
 
 // sensitiveMatcher classifies paths with the table. Patterns are compiled one by one (braces
@@ -150,6 +194,9 @@ type sensitiveMatcher struct {
 	// folded matches paths of case-insensitive file systems (Windows forms, macOS /Users and
 	// /Volumes) with the table's patterns case-folded.
 	folded *sensitiveMatcher
+	home   string // for secretByName (secret_names.go)
+	// all: every compiled pattern in table order, for globSecretKind (glob_reach.go).
+	all []compiledPattern
 }
 
 type compiledPattern struct {
@@ -157,6 +204,7 @@ type compiledPattern struct {
 	kind   string
 	needle string // a literal substring every match contains
 	g      *glob.Pattern
+	src    string // the expanded pattern text (glob_reach.go)
 }
 
 // newSensitiveMatcher compiles the table for a home directory. It panics on a bad pattern: the table
@@ -164,6 +212,7 @@ type compiledPattern struct {
 func newSensitiveMatcher(home string) *sensitiveMatcher {
 	m := compileSensitive(home, false)
 	m.folded = compileSensitive(home, true)
+	m.home = home
 	return m
 }
 
@@ -182,7 +231,8 @@ func compileSensitive(home string, fold bool) *sensitiveMatcher {
 				p = strings.ToLower(p)
 			}
 			for _, x := range expandBraces(p) {
-				cp := compiledPattern{row: row, kind: r.Kind, needle: longestLiteral(x), g: glob.MustCompile(x, '/')}
+				cp := compiledPattern{row: row, kind: r.Kind, needle: longestLiteral(x), g: glob.MustCompile(x, '/'), src: x}
+				m.all = append(m.all, cp)
 				if e := rightmostLiteralElem(x); e != "" {
 					m.byElem[e] = append(m.byElem[e], cp)
 				} else {
@@ -203,9 +253,11 @@ func (m *sensitiveMatcher) classify(clean string) string {
 		return k
 	}
 	if f, ok := foldedForm(clean); ok {
-		return m.folded.match(f)
+		if k := m.folded.match(f); k != "" {
+			return k
+		}
 	}
-	return ""
+	return secretByName(clean, m.home)
 }
 
 // foldedForm: the lower-cased POSIX form of a Windows path text or a macOS user path.

@@ -123,12 +123,15 @@ func (s *state) toolEffects(e *Entry, known bool) {
 		for _, es := range e.Effects {
 			s.specEffect(es)
 		}
+		var patterns []string
 		for _, k := range e.Search {
 			for _, v := range lookupKey(a.Args, k) {
-				for _, str := range stringsOf(v) {
-					s.searchEffects(str)
-				}
+				patterns = append(patterns, stringsOf(v)...)
 			}
+		}
+		s.searchRoots(patterns) // glob_reach.go
+		for _, str := range patterns {
+			s.searchEffects(str)
 		}
 		for _, k := range e.Instructions {
 			for _, v := range lookupKey(a.Args, k) {
@@ -242,6 +245,12 @@ func (s *state) pathEffects(p Path) {
 			s.addToolEffect(Effect{Kind: ek, Target: p.Clean, Detail: p.Kind, InWorkspace: p.InWorkspace, Sensitive: true})
 		case ek == EffectEscape:
 			s.addToolEffect(Effect{Kind: ek, Target: p.Clean, Detail: p.Kind, InWorkspace: p.InWorkspace, Sensitive: true})
+		}
+	}
+	// A glob read (read_many_files ["~/.config/*/credentials*"]) reads what it can match.
+	if p.Kind == "" && !p.InWorkspace && reads && hasGlobMeta(p.Clean) {
+		if k := s.globSecret(p.Clean); k != "" {
+			s.addToolEffect(Effect{Kind: EffectSecret, Target: p.Clean, Detail: k, Sensitive: true})
 		}
 	}
 }
@@ -369,9 +378,25 @@ func (s *state) searchEffects(pattern string) {
 		dirs = append(dirs, Path{Clean: s.cwd, InWorkspace: inDir(s.cwd, s.n.opt.Workspace)})
 	}
 	for _, d := range dirs {
-		// The pattern as a path under the directory, matched against the secret table.
+		// The pattern as a path under the directory, matched against the secret table; an
+		// absolute or home-relative pattern is its own root (searchRoots).
 		cand := path.Join(d.Clean, strings.TrimPrefix(pattern, "**/"))
+		if strings.HasPrefix(pattern, "/") || strings.HasPrefix(pattern, "~/") {
+			c, ok := resolvePath(pattern, s.cwd, s.n.opt.Home)
+			if !ok {
+				continue
+			}
+			cand = c
+			d = Path{Clean: path.Dir(c), InWorkspace: inDir(c, s.n.opt.Workspace)}
+		}
 		kind := s.n.sens.classify(cand)
+		if kind == "" && !d.InWorkspace && hasGlobMeta(cand) {
+			g := path.Join(d.Clean, pattern) // glob_reach.go: what the glob can match
+			if strings.HasPrefix(pattern, "/") || strings.HasPrefix(pattern, "~/") {
+				g = cand
+			}
+			kind = s.globSecret(g)
+		}
 		if kind == "" {
 			kind = s.n.sens.classify(path.Join(d.Clean, "x", path.Base(pattern)))
 		}
