@@ -54,8 +54,88 @@ func (w *walker) destroyEffects(f frame, c *Command, ws words) {
 		}
 	case "btrfs":
 		w.btrfsEffects(args)
+	case "mvn", "mvnw", "gradle", "gradlew", "sbt", "lein", "mix", "dart", "flutter", "deno", "jsr", "pod", "conan":
+		w.registryTaskEffects(name, args)
+	case "npx", "pnpx", "bunx":
+		if len(args.argv) > 0 && path.Base(args.argv[0]) == "jsr" {
+			w.registryTaskEffects("jsr", args.sub(1))
+		}
 	}
 	w.appDatabaseEffects(c, name, args)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Publishing through build tools and CLIs whose specs model no sub-commands (publish.spec has
+// the package managers): a push to the registry, or a delete of a published version.
+
+var publishTaskRE = regexp.MustCompile(`^(:?[\w.-]+:)*(publish[A-Za-z]*|publishSigned|deploy|release:perform|sonatypeBundleRelease|sonatypeRelease|closeAndReleaseRepository)$`)
+
+func (w *walker) registryTaskEffects(name string, args words) {
+	var ops []string
+	all := map[string]bool{}
+	for i, a := range args.argv {
+		if args.dyn[i] {
+			continue
+		}
+		all[a] = true
+		if !strings.HasPrefix(a, "-") {
+			ops = append(ops, a)
+		}
+	}
+	if all["--dry-run"] || all["-n"] && (name == "dart" || name == "flutter") {
+		return
+	}
+	fx := func(kind, target, what string) {
+		w.s.addEffect(Effect{Kind: kind, Target: target, Program: name, Detail: name + " " + what})
+	}
+	first := func(ws ...string) bool {
+		if len(ops) < len(ws) {
+			return false
+		}
+		return equalWords(ops[:len(ws)], ws)
+	}
+	switch name {
+	case "mvn", "mvnw", "gradle", "gradlew", "sbt", "lein":
+		for _, o := range ops {
+			t := strings.TrimPrefix(o, "+") // sbt +publish: every Scala version
+			if strings.Contains(t, "publishToMavenLocal") || strings.HasSuffix(t, "publishLocal") || strings.HasSuffix(t, "publishM2") {
+				continue
+			}
+			if publishTaskRE.MatchString(t) && (name != "mvn" && name != "mvnw" || t == "deploy" || strings.HasPrefix(t, "deploy:") || t == "release:perform") {
+				fx(EffectPush, "maven_repository", t)
+				return
+			}
+		}
+	case "mix":
+		switch {
+		case first("hex.publish") && all["--revert"]:
+			fx(EffectDelete, "hex", "hex.publish --revert")
+		case first("hex.publish"), first("hex.retire"), first("hex.owner"):
+			fx(EffectPush, "hex", ops[0])
+		}
+	case "dart", "flutter":
+		if first("pub", "publish") || first("pub", "lish") {
+			fx(EffectPush, "pub.dev", "pub publish")
+		}
+	case "deno", "jsr":
+		if first("publish") {
+			fx(EffectPush, "jsr", "publish")
+		}
+	case "pod":
+		switch {
+		case first("trunk", "push"), first("trunk", "add-owner"), first("trunk", "deprecate"):
+			fx(EffectPush, "cocoapods", "trunk "+ops[1])
+		case first("trunk", "delete"):
+			fx(EffectDelete, "cocoapods", "trunk delete")
+		}
+	case "conan":
+		switch {
+		case first("upload"):
+			fx(EffectPush, "conan", "upload")
+		case first("remove") && (all["-r"] || all["--remote"]):
+			fx(EffectDelete, "conan", "remove --remote")
+		}
+	}
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -319,7 +399,7 @@ func (w *walker) appDBEnvClass(c *Command, tool string, rest words) string {
 		}
 	}
 	seen := map[string]bool{}
-	for _, kv := range c.Env {
+	for _, kv := range w.inheritedEnv(c) {
 		if k, v, ok := strings.Cut(kv, "="); ok {
 			seen[k] = true
 			judge(k, v)
@@ -375,6 +455,30 @@ func (w *walker) appDBEnvClass(c *Command, tool string, rest words) string {
 		return "development"
 	}
 	return ""
+}
+
+// inheritedEnv: the assignments of the command and of the wrappers it runs under
+// (RAILS_ENV=production bundle exec rake …, env X=1 nice …, A=1 bash -c '…'): the commands the
+// walker emitted before it at each smaller depth.
+func (w *walker) inheritedEnv(c *Command) []string {
+	env := append([]string(nil), c.Env...)
+	if c.Via == "" || c.Via == "subst" {
+		return env
+	}
+	cmds := w.s.act.Commands
+	depth := c.Depth
+	for i := len(cmds) - 1; i >= 0 && depth > 0; i-- {
+		p := cmds[i]
+		if p.Depth != depth-1 {
+			continue
+		}
+		env = append(env, p.Env...)
+		depth = p.Depth
+		if p.Via == "" || p.Via == "subst" {
+			break
+		}
+	}
+	return env
 }
 
 // dbURLClass: "local" for a database file or a loopback server, "remote" for a named or public

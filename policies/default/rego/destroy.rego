@@ -16,6 +16,9 @@ irreversible_delete_targets := {
 	"rubygems": "removes a published package version from the registry for every consumer",
 	"nuget": "removes a published package version from the registry for every consumer",
 	"vscode_marketplace": "removes a published extension for every user",
+	"hex": "removes a published package version from the registry for every consumer",
+	"cocoapods": "removes a published package version from the registry for every consumer",
+	"conan": "removes a published package version from the registry for every consumer",
 	"audit_trail": "stops or deletes the record of what happens (audit logging, detection)",
 }
 
@@ -53,4 +56,13 @@ escalate contains finding("effects.package-lookalike", sprintf("installs %s, a n
 	some e in input.effects
 	e.kind == "install"
 	startswith(e.detail, "lookalike:")
+}
+
+# Writing a new file system, partition table, label, pool or array onto a device (mkfs, wipefs,
+# sgdisk, pvcreate, zpool create, mdadm --create, cryptsetup luksFormat, nvme format…): whatever
+# the device held is gone.
+deny contains finding("effects.disk-format", sprintf("formats or overwrites a storage device (%s)", [e.program])) if {
+	some e in input.effects
+	e.kind == "privilege"
+	e.detail == "format"
 }
