@@ -35,6 +35,21 @@ func candidateBundle(t *testing.T) string {
 	if err := os.WriteFile(file, []byte(s), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The effect rule that also blocks formatting (rego/destroy.rego) escalates in the candidate
+	// too, so the two wipes change and nothing else does.
+	file = filepath.Join(dir, "rego", "destroy.rego")
+	text, err = os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const fmtRule = `deny contains finding("effects.disk-format"`
+	if !strings.Contains(string(text), fmtRule) {
+		t.Fatal("default bundle no longer has effects.disk-format denying")
+	}
+	s = strings.Replace(string(text), fmtRule, `escalate contains finding("effects.disk-format"`, 1)
+	if err := os.WriteFile(file, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	return dir
 }
 

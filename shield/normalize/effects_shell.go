@@ -458,6 +458,9 @@ func (w *walker) installEffect(prog, raw string, dyn bool) {
 		}
 	}
 	s.addEffect(e)
+	if src == SourceRegistry {
+		w.lookalikeInstall(prog, raw) // effects_lookalike.go: typosquats of popular packages
+	}
 }
 
 func installSource(p string) string {
@@ -735,6 +738,7 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 		s.addEffect(Effect{Kind: EffectExec, Target: ws.argv[0], Program: ws.argv[0], Detail: "program", Unresolved: true})
 		return
 	}
+	w.destroyEffects(f, c, ws) // effects_destroy.go: framework database tasks, history, audit
 	if strings.Contains(ws.argv[0], "/") {
 		clean, _ := resolvePath(ws.argv[0], s.cwd, s.n.opt.Home)
 		if !systemBinDirs[path.Dir(clean)] {
