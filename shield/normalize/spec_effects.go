@@ -254,6 +254,8 @@ func (w *walker) specRole(f frame, prog, opt, role, val string, dyn bool) {
 		if p, ok := uploadItem(val); ok {
 			w.pathEffect(EffectRead, prog, p, dyn)
 		}
+	case DetailBind, DetailRelay:
+		w.bindValue(prog, role, val, dyn) // listen.go
 	case "pipeout":
 		if c, ok := strings.CutPrefix(strings.TrimSpace(val), "|"); ok {
 			w.shellValue(f, prog, via, c, dyn)

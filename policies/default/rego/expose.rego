@@ -1,0 +1,37 @@
+# Exposure: what a command opens to others. Listening sockets bound beyond loopback (the bind
+# address the call asked for: shield/normalize/listen.go), code run on other hosts (remote
+# execution on a fleet, a VM, a node), data and resources made public, and grants of cloud or
+# cluster administration.
+package shield
+
+import rego.v1
+
+# A server the call binds to an address other than loopback (uvicorn --host 0.0.0.0, jupyter
+# --ip=*, php -S 0.0.0.0:8000, vite --host, docker run -p 0.0.0.0:80:80): reachable from the
+# network. A dev server on loopback stays allowed; a program's own default bind (python -m
+# http.server) is judged by what it serves (net.exposed-server), not here.
+escalate contains finding("net.listen-exposed", sprintf("%s listens on %s, reachable beyond this host", [e.program, e.target])) if {
+	some e in input.effects
+	e.kind == "listen"
+	e.detail == "bind"
+	not bind_loopback(e.target)
+}
+
+# A forwarder bound beyond loopback (kubectl proxy/port-forward --address 0.0.0.0, ssh -g or
+# -L 0.0.0.0:…, socat TCP-LISTEN relaying elsewhere): every client of the address uses the
+# user's own access (cluster credentials, a bastion's network, a local socket) without
+# authenticating.
+deny contains finding("net.relay-exposed", sprintf("%s relays the user's access to anyone reaching %s", [e.program, e.target])) if {
+	some e in input.effects
+	e.kind == "listen"
+	e.detail == "relay"
+	not e.unresolved
+	not bind_loopback(e.target)
+}
+
+escalate contains finding("net.relay-exposed", sprintf("%s relays to an address not known (%s)", [e.program, e.target])) if {
+	some e in input.effects
+	e.kind == "listen"
+	e.detail == "relay"
+	e.unresolved
+}
