@@ -743,6 +743,7 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 	w.packageSources(name, ws.sub(1)) // package_sources.go
 	w.serverEffects(name, ws.sub(1))  // servers.go: static file servers
 	w.runnerBinds(name, ws.sub(1))    // listen.go: dev servers' bind options
+	w.remoteExec(f, name, ws.sub(1))  // remote_exec.go: code run on other machines
 	w.socketEffects(name, ws.sub(1))  // servers.go: unix sockets of socket clients
 	sp := s.n.opt.Commands.lookup(name)
 	if sp == nil {
