@@ -739,12 +739,13 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 			return
 		}
 	}
-	w.secretSources(c, ws.sub(1))     // secret_sources.go: with or without a spec
-	w.packageSources(name, ws.sub(1)) // package_sources.go
-	w.serverEffects(name, ws.sub(1))  // servers.go: static file servers
-	w.runnerBinds(name, ws.sub(1))    // listen.go: dev servers' bind options
-	w.remoteExec(f, name, ws.sub(1))  // remote_exec.go: code run on other machines
-	w.socketEffects(name, ws.sub(1))  // servers.go: unix sockets of socket clients
+	w.secretSources(c, ws.sub(1))       // secret_sources.go: with or without a spec
+	w.packageSources(name, ws.sub(1))   // package_sources.go
+	w.serverEffects(name, ws.sub(1))    // servers.go: static file servers
+	w.runnerBinds(name, ws.sub(1))      // listen.go: dev servers' bind options
+	w.remoteExec(f, name, ws.sub(1))    // remote_exec.go: code run on other machines
+	w.routingOverrides(name, ws.sub(1)) // routing.go: --resolve, --connect-to, proxies
+	w.socketEffects(name, ws.sub(1))    // servers.go: unix sockets of socket clients
 	sp := s.n.opt.Commands.lookup(name)
 	if sp == nil {
 		if name != "" && !shellBuiltinNoop[name] && !w.funcs[name] {
