@@ -47,7 +47,7 @@ const (
 	DetailProxy     = "proxy"      // every request goes through this proxy
 	DetailResolve   = "resolve"    // a host name pinned to this address (curl --resolve)
 	DetailConnectTo = "connect-to" // connections for a host go here (curl --connect-to)
-	DetailDNS       = "dns"        // name resolution through this server
+	DetailDNS       = "dns-server" // name resolution through this server
 )
 
 // markRoute sets the detail of the connect effect at index i (from urlEffect/hostEffect).

@@ -43,7 +43,7 @@ escalate contains finding("net.relay-exposed", sprintf("%s relays to an address 
 escalate contains finding("net.route-override", sprintf("routes the request through %s (%s)", [e.target, e.detail])) if {
 	some e in input.effects
 	e.kind == "connect"
-	e.detail in {"proxy", "resolve", "connect-to", "dns"}
+	e.detail in {"proxy", "resolve", "connect-to", "dns-server"}
 	not loopback_host(effect_host(e.target))
 	not egress_allowed(e)
 }
