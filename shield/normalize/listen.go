@@ -198,6 +198,7 @@ var bindFlags = set("--host", "--hostname", "--bind", "--ip", "--address", "--bi
 // -- --host 0.0.0.0, pnpm dev --host, yarn vite --host, npx next dev -H 0.0.0.0), and a bare
 // --host of a program whose spec gives --host the bind role (vite --host).
 func (w *walker) runnerBinds(name string, args words) {
+	w.djangoRunserver(name, args)
 	runner := npmFamily[name]
 	if !runner {
 		sp := w.s.n.opt.Commands.lookup(name)
@@ -225,5 +226,48 @@ func (w *walker) runnerBinds(name string, args words) {
 		if o == "--host" {
 			w.bindValue(name, DetailBind, "*", false) // bare --host: every interface
 		}
+	}
+}
+
+// bindEnv: variables that set a server's bind address, and the commands that read them as one
+// (OLLAMA_HOST is the client's server address for `ollama run`, a bind only for `ollama serve`).
+var bindEnv = map[string]func(c *Command) bool{
+	"OLLAMA_HOST":              func(c *Command) bool { return c.Name == "ollama" && len(c.Args) > 0 && c.Args[0] == "serve" },
+	"FLASK_RUN_HOST":           func(c *Command) bool { return c.Name == "flask" },
+	"UVICORN_HOST":             func(c *Command) bool { return c.Name == "uvicorn" },
+	"STREAMLIT_SERVER_ADDRESS": func(c *Command) bool { return c.Name == "streamlit" },
+	"GRADIO_SERVER_NAME":       func(c *Command) bool { return strings.HasPrefix(c.Name, "python") || c.Name == "gradio" },
+	"HOST": func(c *Command) bool {
+		return npmFamily[c.Name] || c.Name == "react-scripts" || c.Name == "next" || c.Name == "nuxt" || c.Name == "nuxi"
+	},
+}
+
+// envBinds records the bind addresses a command's own assignments give its server.
+func (w *walker) envBinds(c *Command) {
+	for _, kv := range c.Env {
+		name, val, ok := strings.Cut(kv, "=")
+		if !ok {
+			continue
+		}
+		if reads, known := bindEnv[name]; known && reads(c) {
+			w.bindValue(c.Name, DetailBind, val, false)
+		}
+	}
+}
+
+// djangoRunserver: python manage.py runserver [ADDR:]PORT and django-admin runserver bind the
+// address given (0:8000 and 0.0.0.0:8000 are every interface).
+func (w *walker) djangoRunserver(name string, args words) {
+	a := args.argv
+	i := indexOf(a, "runserver")
+	if i < 0 || !(name == "django-admin" || strings.HasPrefix(name, "python") && indexOf(a, "manage.py") >= 0 && indexOf(a, "manage.py") < i) {
+		return
+	}
+	for j := i + 1; j < len(a); j++ {
+		if strings.HasPrefix(a[j], "-") {
+			continue
+		}
+		w.bindValue(name, DetailBind, a[j], args.dyn[j])
+		return
 	}
 }

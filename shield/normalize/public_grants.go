@@ -110,6 +110,8 @@ func (w *walker) publicGrants(pa parsedArgs, name string, args, ops words) {
 			add(true, "gcloud storage", "predefined public ACL")
 		case hasWord(args.argv, "--allow-unauthenticated"):
 			add(true, "gcloud run", "service callable without authentication")
+		case hasSeq(o, []string{"sql", "instances"}) && strings.Contains(argVal("--authorized-networks"), "0.0.0.0/0"):
+			add(true, "gcloud sql", "database reachable from every address")
 		case hasSeq(o, []string{"service-accounts", "keys", "create"}):
 			add(true, "gcloud iam", "key minted for a service account")
 		case hasWord(o, "add-iam-policy-binding") && !adminRoleRE.MatchString(argVal("--role")):
@@ -125,8 +127,18 @@ func (w *walker) publicGrants(pa parsedArgs, name string, args, ops words) {
 			add(adminRoleRE.MatchString(argVal("--role")) || argVal("--role") == "", "az ad", "service principal with credentials")
 		case hasSeq(o, []string{"ad", "app", "credential", "reset"}), hasSeq(o, []string{"ad", "sp", "credential", "reset"}):
 			add(true, "az ad", "credentials minted for an application")
+		case hasWord(o, "firewall-rule") && argVal("--start-ip-address") == "0.0.0.0" && argVal("--end-ip-address") == "255.255.255.255":
+			add(true, "az network", "database firewall opened to every address")
 		case hasSeq(o, []string{"keyvault", "set-policy"}):
 			add(false, "az keyvault", "key vault access policy changed")
+		}
+	case "gh", "glab":
+		// gh api -X PATCH repos/O/R -f private=false | -f visibility=public: as gh repo edit --visibility public.
+		for _, v := range []string{"private=false", "visibility=public", "visibility=internal"} {
+			if hasWord(args.argv, v) {
+				w.s.addEffect(Effect{Kind: EffectPush, Target: "forge:repository visibility", Program: name, Detail: "repository made public (" + v + ")"})
+				break
+			}
 		}
 	case "kubectl", "oc":
 		if hasSeq(args.argv, []string{"create", "clusterrolebinding"}) || hasSeq(args.argv, []string{"create", "rolebinding"}) {

@@ -15,8 +15,10 @@ import "strings"
 var proxyEnv = set("http_proxy", "https_proxy", "all_proxy", "ftp_proxy", "socks_proxy", "socks5_proxy",
 	"npm_config_proxy", "npm_config_https_proxy", "pip_proxy", "yarn_proxy", "yarn_https_proxy", "grpc_proxy", "ws_proxy", "wss_proxy")
 
-// routingEnv records the proxies a command's assignments (VAR=v cmd, env VAR=v, export VAR=v) set.
+// routingEnv records the proxies a command's assignments (VAR=v cmd, env VAR=v, export VAR=v) set,
+// and the bind addresses its own assignments give a server (listen.go envBinds).
 func (w *walker) routingEnv(c *Command) {
+	w.envBinds(c) // listen.go: HOST=0.0.0.0 npm start, OLLAMA_HOST=0.0.0.0 ollama serve
 	assigns := c.Env
 	if declBuiltins[c.Name] {
 		assigns = append(append([]string(nil), assigns...), c.Args...)

@@ -14,6 +14,7 @@ escalate contains finding("net.listen-exposed", sprintf("%s listens on %s, reach
 	some e in input.effects
 	e.kind == "listen"
 	e.detail == "bind"
+	object.get(e, "remote", "") == "" # in a container or on another host: the remote exec is judged
 	not bind_loopback(e.target)
 }
 
@@ -25,6 +26,7 @@ deny contains finding("net.relay-exposed", sprintf("%s relays the user's access 
 	some e in input.effects
 	e.kind == "listen"
 	e.detail == "relay"
+	object.get(e, "remote", "") == ""
 	not e.unresolved
 	not bind_loopback(e.target)
 }
@@ -33,6 +35,7 @@ escalate contains finding("net.relay-exposed", sprintf("%s relays to an address 
 	some e in input.effects
 	e.kind == "listen"
 	e.detail == "relay"
+	object.get(e, "remote", "") == ""
 	e.unresolved
 }
 

@@ -73,3 +73,10 @@ test_token_routed_to_foreign_address_blocked if {
 	inp := act([eff("connect", "198.51.100.4", "curl", "resolve"), eff("connect", "api.github.com", "curl", "https"), sec])
 	"effects.secret-in-request" in rules(shield.deny) with input as inp
 }
+
+test_bind_in_a_container_not_judged_here if {
+	e := object.union(eff("listen", "0.0.0.0", "uvicorn", "bind"), {"remote": "container:acme/api"})
+	not "net.listen-exposed" in rules(shield.escalate) with input as act([e])
+	r := object.union(eff("listen", "0.0.0.0", "socat", "relay"), {"remote": "pod:api-0"})
+	not "net.relay-exposed" in rules(shield.deny) with input as act([r])
+}
