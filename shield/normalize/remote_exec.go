@@ -30,8 +30,19 @@ func (w *walker) remoteExec(f frame, name string, args words) {
 	switch name {
 	case "aws":
 		switch {
-		case hasSeq(ops.argv, []string{"ssm", "send-command"}):
+		case hasSeq(ops.argv, []string{"ssm", "send-command"}), hasSeq(ops.argv, []string{"ssm", "create-association"}), hasSeq(ops.argv, []string{"ssm", "update-association"}):
 			w.ssmSendCommand(f, name, args)
+		case hasSeq(ops.argv, []string{"ec2", "run-instances"}), hasSeq(ops.argv, []string{"ec2", "modify-instance-attribute"}):
+			// --user-data: a script cloud-init runs as root at the instance's boot.
+			if ud, dyn := optValue(args, "--user-data"); ud != "" {
+				remote := "ec2:" + firstVal(args, "--instance-id", "--image-id")
+				if strings.HasPrefix(ud, "file://") || strings.HasPrefix(ud, "fileb://") {
+					w.pathEffect(EffectRead, name, strings.TrimPrefix(strings.TrimPrefix(ud, "fileb://"), "file://"), dyn)
+					w.remotePayload(f, name, remote, "", false, true)
+				} else {
+					w.remotePayload(f, name, remote, ud, dyn, false)
+				}
+			}
 		case hasSeq(ops.argv, []string{"ssm", "start-session"}):
 			w.remotePayload(f, name, "ssm:"+firstVal(args, "--target"), "", false, false)
 		case hasSeq(ops.argv, []string{"ecs", "execute-command"}):
@@ -92,6 +103,38 @@ func (w *walker) remoteExec(f frame, name string, args words) {
 			w.remotePayload(f, name, "fabric:"+firstVal(args, "-H", "--hosts"), "", false, false)
 			w.s.act.Effects[len(w.s.act.Effects)-1].Detail = "fabfile tasks"
 		}
+	case "heroku":
+		// heroku run [--app APP] CMD…: a one-off dyno of the app runs CMD.
+		if len(ops.argv) > 0 && (ops.argv[0] == "run" || ops.argv[0] == "run:detached" || ops.argv[0] == "run:inside") {
+			var cmd []string
+			heroValue := set("-a", "--app", "-r", "--remote", "-e", "--env", "-s", "--size", "-t", "--type")
+			dashdash := false // heroku reads its own flags anywhere before "--" (heroku run bash -a APP)
+			for i := indexOf(a, ops.argv[0]) + 1; i < len(a); i++ {
+				o, _, eq := strings.Cut(a[i], "=")
+				switch {
+				case !dashdash && a[i] == "--":
+					dashdash = true
+				case !dashdash && heroValue[o]:
+					if !eq {
+						i++
+					}
+				case !dashdash && len(cmd) == 0 && strings.HasPrefix(a[i], "-"):
+				default:
+					cmd = append(cmd, a[i])
+				}
+			}
+			w.remotePayload(f, name, "heroku:"+firstVal(args, "-a", "--app"), strings.Join(cmd, " "), false, false)
+		}
+	case "fly", "flyctl":
+		if hasSeq(ops.argv, []string{"ssh", "console"}) {
+			cmd, dyn := optValue(args, "-C", "--command")
+			w.remotePayload(f, name, "fly:"+firstVal(args, "-a", "--app"), cmd, dyn, false)
+		}
+	case "vagrant":
+		if len(ops.argv) > 0 && ops.argv[0] == "ssh" {
+			cmd, dyn := optValue(args, "-c", "--command")
+			w.remotePayload(f, name, "vm:vagrant", cmd, dyn, false)
+		}
 	case "multipass", "lxc", "incus":
 		if len(ops.argv) >= 2 && ops.argv[0] == "exec" {
 			if i := indexOf(a, "--"); i >= 0 {
@@ -147,7 +190,7 @@ func (w *walker) remotePayload(f frame, name, remote, payload string, dyn, opaqu
 // ssmSendCommand: aws ssm send-command --document-name AWS-RunShellScript --parameters
 // commands=[…] (shorthand, JSON, or file://) --instance-ids … | --targets Key=…,Values=….
 func (w *walker) ssmSendCommand(f frame, name string, args words) {
-	doc, _ := optValue(args, "--document-name")
+	doc, _ := optValue(args, "--document-name", "--name")
 	remote := "ssm:" + firstVal(args, "--instance-ids", "--targets")
 	params, pdyn := optValue(args, "--parameters")
 	if strings.HasPrefix(params, "file://") || strings.HasPrefix(params, "fileb://") {
@@ -287,6 +330,9 @@ func (w *walker) gcloudRemote(f frame, name string, args words, ops words) {
 				target = o[i+1]
 			}
 		}
+	}
+	if v, dyn := optValue(args, "--local-host-port"); v != "" && hasWord(o, "start-iap-tunnel") {
+		w.bindValue(name, DetailRelay, v, dyn) // listen.go: the tunnel's local end
 	}
 	if isSSH {
 		cmd, dyn := optValue(args, "--command")

@@ -19,6 +19,16 @@ var proxyEnv = set("http_proxy", "https_proxy", "all_proxy", "ftp_proxy", "socks
 // and the bind addresses its own assignments give a server (listen.go envBinds).
 func (w *walker) routingEnv(c *Command) {
 	w.envBinds(c) // listen.go: HOST=0.0.0.0 npm start, OLLAMA_HOST=0.0.0.0 ollama serve
+	for _, kv := range c.Env {
+		name, val, _ := strings.Cut(kv, "=")
+		if serverEnv[name] != nil && serverEnv[name][c.Name] {
+			if name == "DOCKER_HOST" || name == "CONTAINER_HOST" {
+				w.remoteDaemon(c.Name, val, false) // remote_exec.go
+			} else {
+				w.serverOverride(c.Name, val, false)
+			}
+		}
+	}
 	assigns := c.Env
 	if declBuiltins[c.Name] {
 		assigns = append(append([]string(nil), assigns...), c.Args...)
@@ -50,7 +60,37 @@ const (
 	DetailResolve   = "resolve"    // a host name pinned to this address (curl --resolve)
 	DetailConnectTo = "connect-to" // connections for a host go here (curl --connect-to)
 	DetailDNS       = "dns-server" // name resolution through this server
+	DetailServer    = "server"     // a client's server (with its stored credentials) given on the command
 )
+
+// serverEnv: variables naming the server a credential-carrying client talks to, and the
+// programs that read them.
+var serverEnv = map[string]map[string]bool{
+	"VAULT_ADDR":       {"vault": true},
+	"CONSUL_HTTP_ADDR": {"consul": true},
+	"NOMAD_ADDR":       {"nomad": true},
+	"DOCKER_HOST":      {"docker": true, "docker-compose": true},
+	"CONTAINER_HOST":   {"podman": true},
+}
+
+// serverOptions: options naming the server of credential-carrying clients (kubectl --server
+// sends the kubeconfig's token or client certificate there; vault -address its token).
+var serverOptions = map[string][]string{
+	"kubectl": {"-s", "--server"}, "oc": {"-s", "--server"}, "helm": {"--kube-apiserver"},
+	"vault": {"-address", "--address"}, "consul": {"-http-addr"}, "nomad": {"-address"},
+}
+
+// serverOverride records the connection to a server given on the command.
+func (w *walker) serverOverride(prog, v string, dyn bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return
+	}
+	if !strings.Contains(v, "://") {
+		v = "https://" + v
+	}
+	w.markRoute(w.urlEffect(prog, v, dyn), DetailServer)
+}
 
 // markRoute sets the detail of the connect effect at index i (from urlEffect/hostEffect).
 func (w *walker) markRoute(i int, detail string) {
@@ -61,6 +101,12 @@ func (w *walker) markRoute(i int, detail string) {
 
 // routingOverrides reads the routing options of HTTP clients (args: the words after the program).
 func (w *walker) routingOverrides(name string, args words) {
+	if so := serverOptions[name]; so != nil {
+		if v, dyn := optValue(args, so...); v != "" {
+			w.serverOverride(name, v, dyn)
+		}
+		return
+	}
 	var opts map[string]string
 	switch name {
 	case "curl", "curlie":

@@ -40,13 +40,14 @@ escalate contains finding("net.relay-exposed", sprintf("%s relays to an address 
 }
 
 # A routing override to an address beyond loopback and the allowed egress (curl --resolve /
-# --connect-to / -x / --socks5 / --dns-servers, HTTPS_PROXY=… on the command, HTTPie --proxy):
+# --connect-to / -x / --socks5 / --dns-servers, HTTPS_PROXY=… on the command, HTTPie --proxy,
+# kubectl --server / VAULT_ADDR=… for clients that send their stored credentials to the server):
 # the request, and whatever credentials the program attaches to it, goes there, whatever host
 # the URL names. A secret in the request is blocked by effects.secret-in-request.
 escalate contains finding("net.route-override", sprintf("routes the request through %s (%s)", [e.target, e.detail])) if {
 	some e in input.effects
 	e.kind == "connect"
-	e.detail in {"proxy", "resolve", "connect-to", "dns-server"}
+	e.detail in {"proxy", "resolve", "connect-to", "dns-server", "server"}
 	not loopback_host(effect_host(e.target))
 	not egress_allowed(e)
 }
