@@ -746,11 +746,14 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 			return
 		}
 	}
-	w.secretSources(c, ws.sub(1))     // secret_sources.go: with or without a spec
-	w.historySecrets(c, ws.sub(1))    // git_history.go: credentials read from a repository's history
-	w.packageSources(name, ws.sub(1)) // package_sources.go
-	w.serverEffects(name, ws.sub(1))  // servers.go: static file servers
-	w.socketEffects(name, ws.sub(1))  // servers.go: unix sockets of socket clients
+	w.secretSources(c, ws.sub(1))       // secret_sources.go: with or without a spec
+	w.historySecrets(c, ws.sub(1))      // git_history.go: credentials read from a repository's history
+	w.packageSources(name, ws.sub(1))   // package_sources.go
+	w.serverEffects(name, ws.sub(1))    // servers.go: static file servers
+	w.runnerBinds(name, ws.sub(1))      // listen.go: dev servers' bind options
+	w.remoteExec(f, name, ws.sub(1))    // remote_exec.go: code run on other machines
+	w.routingOverrides(name, ws.sub(1)) // routing.go: --resolve, --connect-to, proxies
+	w.socketEffects(name, ws.sub(1))    // servers.go: unix sockets of socket clients
 
 	// effects_env_persist.go: environment stored for later (go env -w, launchctl setenv, setx).
 	w.persistentEnv(f, name, ws.sub(1))
@@ -1879,6 +1882,7 @@ func (w *walker) socat(name string, args words) {
 			p := strings.SplitN(rest, ",", 2)[0]
 			pn, _ := strconv.Atoi(p)
 			s.addEffect(Effect{Kind: EffectListen, Target: p, Program: name, Port: pn})
+			w.socatListenBind(name, rest, socatRelays(args.argv, i), args.dyn[i]) // listen.go
 		case "exec", "system":
 			w.codeEffect("sh", orig, args.dyn[i])
 			if typ == "system" || typ == "exec" {
@@ -1923,6 +1927,7 @@ func (w *walker) ssh(f frame, pa parsedArgs, name string, args words, pipe bool,
 			s.addEffect(Effect{Kind: EffectListen, Target: v, Program: name, Detail: "tunnel " + o})
 		}
 	}
+	w.sshForwardBinds(pa, name) // listen.go
 	if len(ops.argv) < 2 {
 		return
 	}
@@ -2105,6 +2110,8 @@ func (w *walker) container(f frame, pa parsedArgs, name string, args words, pipe
 			s.addEffect(Effect{Kind: EffectEscape, Target: v, Program: name, Detail: "device"})
 		case "--env-file":
 			w.pathEffect(EffectRead, name, v, false)
+		case "-p", "--publish":
+			w.publishBind(name, v, false) // listen.go
 		}
 	}
 	i := 0

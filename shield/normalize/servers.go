@@ -87,10 +87,12 @@ func (w *walker) serverEffects(prog string, args words) {
 			continue
 		}
 		if v, hit, sep := takes(sv.bindOpts, a); hit {
+			bindDyn := rest.dyn[i]
 			if sep {
-				v, _ = next()
+				v, bindDyn = next()
 			}
 			bind = v
+			w.bindValue(prog, DetailBind, v, bindDyn) // listen.go: an address the call asked for
 			continue
 		}
 		if v, hit, sep := takes(sv.portOpts, a); hit {

@@ -760,6 +760,7 @@ func (w *walker) emit(f frame, ws words, raw string, redirs []Redirect, env []st
 		x.subst[len(w.s.act.Commands)-1] = true
 	}
 	w.envEffects(f, &c) // effects_env.go; a bare assignment too (set -a, PROMPT_COMMAND)
+	w.routingEnv(&c)    // routing.go: proxies set in the environment
 	if len(ws.argv) == 0 {
 		return true
 	}

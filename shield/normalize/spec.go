@@ -179,7 +179,8 @@ func parseAlias(line string) (string, string, bool) {
 }
 
 var specRoles = set("read", "write", "delete", "move", "list", "code", "script", "cmd", "url", "host", "port", "pkg", "remote", "data", "agentkey", "pid", "_",
-	"sh", "shcmd", "prog", "src", "opaque", "vim", "sed", "tarcp", "sshopt", "gdb", "tcl", "wgetrc", "cookie", "item", "pipeout")
+	"sh", "shcmd", "prog", "src", "opaque", "vim", "sed", "tarcp", "sshopt", "gdb", "tcl", "wgetrc", "cookie", "item", "pipeout",
+	"bind", "relay")
 
 func parseSpecLine(table map[string]*cmdSpec, line string) error {
 	if i := strings.Index(line, "#"); i >= 0 {

@@ -244,7 +244,7 @@ func (w *walker) specRole(f frame, prog, opt, role, val string, dyn bool) {
 		case "use_askpass":
 			w.progValue(f, prog, via, strings.TrimSpace(v), dyn)
 		case "http_proxy", "https_proxy", "ftp_proxy":
-			w.urlEffect(prog, strings.TrimSpace(v), dyn)
+			w.proxyTarget(prog, v, dyn) // routing.go
 		}
 	case "cookie":
 		if !strings.Contains(val, "=") && val != "" && val != "-" {
@@ -254,6 +254,8 @@ func (w *walker) specRole(f frame, prog, opt, role, val string, dyn bool) {
 		if p, ok := uploadItem(val); ok {
 			w.pathEffect(EffectRead, prog, p, dyn)
 		}
+	case DetailBind, DetailRelay:
+		w.bindValue(prog, role, val, dyn) // listen.go
 	case "pipeout":
 		if c, ok := strings.CutPrefix(strings.TrimSpace(val), "|"); ok {
 			w.shellValue(f, prog, via, c, dyn)
@@ -997,6 +999,9 @@ func (w *walker) awkProgram(f frame, pa parsedArgs, name string, args words) {
 // uploadItem returns the file an HTTPie request item reads.
 func uploadItem(a string) (string, bool) {
 	i := strings.IndexByte(a, '@')
+	if i == 0 && len(a) > 1 {
+		return a[1:], true // @FILE: the raw request body (HTTPie, xh)
+	}
 	if i <= 0 || i == len(a)-1 {
 		return "", false
 	}
