@@ -213,8 +213,7 @@ agent_text contains lower(input.content) if {
 }
 
 agent_instruction_file(path) if {
-	some f in data.shield.lists.agent_instruction_files
-	contains(path, f)
+	regex.match(data.shield_derived.contains.shield.lists.agent_instruction_files, path)
 }
 
 deny contains finding("agent.safety-bypass", "the instructions tell an agent to drop its safety controls or hide what it does") if {
