@@ -42,197 +42,203 @@ old_match(s, list) if {
 	regex.match(x, s)
 }
 
-# Each derived form of one list (input.list, input.under, input.contains, input.match).
-old contains ["under", s] if {
+# Each derived form of each list of input.lists ({path, list, under, contains, match, patterns}).
+old contains ["under", l.path, s] if {
+	some l in input.lists
 	some s in input.strings
-	old_under(s, input.list)
+	old_under(s, l.list)
 }
 
-new contains ["under", s] if {
+new contains ["under", l.path, s] if {
+	some l in input.lists
 	some s in input.strings
-	data.shield.under_any(s, input.list, input.under)
+	data.shield.under_any(s, l.list, l.under)
 }
 
-old contains ["contains", s] if {
+old contains ["contains", l.path, s] if {
+	some l in input.lists
 	some s in input.strings
-	old_contains(s, input.list)
+	old_contains(s, l.list)
 }
 
-new contains ["contains", s] if {
+new contains ["contains", l.path, s] if {
+	some l in input.lists
 	some s in input.strings
-	regex.match(input.contains, s)
+	regex.match(l.contains, s)
 }
 
-old contains ["match", s] if {
-	input.patterns
+old contains ["match", l.path, s] if {
+	some l in input.lists
+	l.patterns
 	some s in input.strings
-	old_match(s, input.list)
+	old_match(s, l.list)
 }
 
-new contains ["match", s] if {
-	input.patterns
+new contains ["match", l.path, s] if {
+	some l in input.lists
+	l.patterns
 	some s in input.strings
-	regex.match(input.match, s)
+	regex.match(l.match, s)
 }
 
 # The bundle's own helpers, as the rules call them.
-old contains ["protected_path", s] if {
+old contains ["protected_path", "", s] if {
 	input.helpers
 	some s in input.strings
 	old_under(s, data.shield.effects.protected_paths)
 }
 
-new contains ["protected_path", s] if {
+new contains ["protected_path", "", s] if {
 	input.helpers
 	some s in input.strings
 	data.shield.protected_path(s)
 }
 
-old contains ["user_cache", s] if {
+old contains ["user_cache", "", s] if {
 	input.helpers
 	some s in input.strings
 	old_contains(s, data.shield.effects.user_cache_dirs)
 }
 
-new contains ["user_cache", s] if {
+new contains ["user_cache", "", s] if {
 	input.helpers
 	some s in input.strings
 	data.shield.user_cache(s)
 }
 
-old contains ["readable", s] if {
+old contains ["readable", "", s] if {
 	input.helpers
 	some s in input.strings
 	startswith(s, "/")
 	old_under(s, data.shield.effects.read_roots)
 }
 
-old contains ["readable", s] if {
+old contains ["readable", "", s] if {
 	input.helpers
 	some s in input.strings
 	startswith(s, "/")
 	old_contains(s, data.shield.effects.user_cache_dirs)
 }
 
-old contains ["readable", s] if {
+old contains ["readable", "", s] if {
 	input.helpers
 	some s in input.strings
 	startswith(s, "/")
 	old_match(s, data.shield.effects.read_exact_patterns)
 }
 
-new contains ["readable", s] if {
+new contains ["readable", "", s] if {
 	input.helpers
 	some s in input.strings
 	startswith(s, "/")
 	data.shield.readable({"target": s, "in_workspace": false})
 }
 
-old contains ["writable", s] if {
+old contains ["writable", "", s] if {
 	input.helpers
 	some s in input.strings
 	old_under(s, data.shield.effects.write_roots)
 }
 
-old contains ["writable", s] if {
+old contains ["writable", "", s] if {
 	input.helpers
 	some s in input.strings
 	old_contains(s, data.shield.effects.user_cache_dirs)
 }
 
-new contains ["writable", s] if {
+new contains ["writable", "", s] if {
 	input.helpers
 	some s in input.strings
 	data.shield.writable({"target": s, "in_workspace": false})
 }
 
-old contains ["agent_instruction_file", s] if {
+old contains ["agent_instruction_file", "", s] if {
 	input.helpers
 	some s in input.strings
 	old_contains(s, data.shield.lists.agent_instruction_files)
 }
 
-new contains ["agent_instruction_file", s] if {
+new contains ["agent_instruction_file", "", s] if {
 	input.helpers
 	some s in input.strings
 	data.shield.agent_instruction_file(s)
 }
 
-old contains ["code_cache_write", s] if {
+old contains ["code_cache_write", "", s] if {
 	input.helpers
 	some s in input.strings
 	startswith(s, "/")
 	old_match(s, data.shield.code_cache_patterns)
 }
 
-new contains ["code_cache_write", s] if {
+new contains ["code_cache_write", "", s] if {
 	input.helpers
 	some s in input.strings
 	data.shield.code_cache_write({"kind": "write", "target": s})
 }
 
-old contains ["autorun_write", s] if {
+old contains ["autorun_write", "", s] if {
 	input.helpers
 	some s in input.strings
 	startswith(s, "/")
 	old_match(s, data.shield.lists.autorun_files)
 }
 
-new contains ["autorun_write", s] if {
+new contains ["autorun_write", "", s] if {
 	input.helpers
 	some s in input.strings
 	startswith(s, "/")
 	data.shield.autorun_write[s] with input as {"paths": [{"clean": s, "role": "write"}], "effects": []}
 }
 
-old contains ["package_config_write", s] if {
+old contains ["package_config_write", "", s] if {
 	input.helpers
 	some s in input.strings
 	startswith(s, "/")
 	old_match(s, data.shield.lists.package_config_files)
 }
 
-new contains ["package_config_write", s] if {
+new contains ["package_config_write", "", s] if {
 	input.helpers
 	some s in input.strings
 	startswith(s, "/")
 	data.shield.package_config_write[s] with input as {"paths": [{"clean": s, "role": "write"}], "effects": []}
 }
 
-old contains ["known_exec_detail", s] if {
+old contains ["known_exec_detail", "", s] if {
 	input.helpers
 	some s in input.strings
 	some d in data.shield.effects.known_exec_details
 	startswith(s, d)
 }
 
-new contains ["known_exec_detail", s] if {
+new contains ["known_exec_detail", "", s] if {
 	input.helpers
 	some s in input.strings
 	strings.any_prefix_match(s, data.shield.effects.known_exec_details)
 }
 
-old contains ["safety_bypass", s] if {
+old contains ["safety_bypass", "", s] if {
 	input.helpers
 	some s in input.strings
 	some phrase in data.shield.lists.safety_bypass_phrases
 	contains(lower(s), phrase)
 }
 
-new contains ["safety_bypass", s] if {
+new contains ["safety_bypass", "", s] if {
 	input.helpers
 	some s in input.strings
 	"agent.safety-bypass" in {f.rule | some f in data.shield.deny} with input as {"class": "agent_spawn", "prompt": s, "strings": [], "paths": [], "effects": [], "commands": [], "urls": [], "flows": []}
 }
 
-old contains ["injection_marker", s] if {
+old contains ["injection_marker", "", s] if {
 	input.helpers
 	some s in input.strings
 	some phrase in ["ignore previous instructions", "ignore all previous instructions", "disregard previous instructions", "you are now in developer mode"]
 	contains(lower(s), phrase)
 }
 
-new contains ["injection_marker", s] if {
+new contains ["injection_marker", "", s] if {
 	input.helpers
 	some s in input.strings
 	"agent.injection-marker" in {f.rule | some f in data.shield.escalate} with input as {"class": "query", "strings": [s], "paths": [], "effects": [], "commands": [], "urls": [], "flows": []}
@@ -351,14 +357,15 @@ func constantOf(tb testing.TB, p *regoeval.Parsed, path []string) []any {
 	return list
 }
 
-// check compares the loops and the derived forms of one list (and, with helpers, the bundle's
+// check compares the loops and the derived forms of lists (and, with helpers, the bundle's
 // helpers) on strs; it returns what differs.
-func (c *derivedChecker) check(tb testing.TB, l *derivedList, strs []string, helpers bool) []string {
+func (c *derivedChecker) check(tb testing.TB, lists []derivedList, strs []string, helpers bool) []string {
 	tb.Helper()
-	in := map[string]any{"strings": strs, "helpers": helpers, "list": []any{}, "under": []any{}, "contains": neverMatches, "match": neverMatches, "patterns": false}
-	if l != nil {
-		in["list"], in["under"], in["contains"], in["match"], in["patterns"] = l.list, l.under, l.contains, l.match, l.patterns
+	ls := make([]any, len(lists))
+	for i, l := range lists {
+		ls[i] = map[string]any{"path": l.path, "list": l.list, "under": l.under, "contains": l.contains, "match": l.match, "patterns": l.patterns}
 	}
+	in := map[string]any{"strings": strs, "helpers": helpers, "lists": ls}
 	rs, err := c.pq.Eval(context.Background(), rego.EvalInput(in))
 	if err != nil {
 		tb.Fatalf("eval: %v", err)
@@ -371,7 +378,7 @@ func (c *derivedChecker) check(tb testing.TB, l *derivedList, strs []string, hel
 		out := map[string]bool{}
 		for _, e := range v.([]any) {
 			p := e.([]any)
-			out[p[0].(string)+" "+fmt.Sprintf("%q", p[1])] = true
+			out[fmt.Sprintf("%s %s %q", p[0], p[1], p[2])] = true
 		}
 		return out
 	}
@@ -437,7 +444,7 @@ func TestDerivedForms(t *testing.T) {
 		for range 200 {
 			own = append(own, strs[rng.IntN(len(strs))])
 		}
-		if d := c.check(t, l, own, false); len(d) > 0 {
+		if d := c.check(t, c.lists[i:i+1], own, false); len(d) > 0 {
 			t.Errorf("%s: %d differences, e.g. %v", l.path, len(d), d[:min(len(d), 5)])
 		}
 	}
@@ -449,7 +456,7 @@ func TestDerivedForms(t *testing.T) {
 	l := c.lists[0]
 	other := c.lists[len(c.lists)-1]
 	l.under, l.contains = other.under, other.contains
-	if d := c.check(t, &l, strs, false); len(d) == 0 {
+	if d := c.check(t, []derivedList{l}, strs, false); len(d) == 0 {
 		t.Fatalf("%s with the forms of %s: no difference found", l.path, other.path)
 	}
 }
@@ -462,14 +469,8 @@ func FuzzDerivedForms(f *testing.F) {
 	}
 	c := newDerivedChecker(f)
 	f.Fuzz(func(t *testing.T, s string) {
-		strs := []string{s, "/" + s, s + "/"}
-		for i := range c.lists {
-			if d := c.check(t, &c.lists[i], strs, false); len(d) > 0 {
-				t.Fatalf("%s: %v", c.lists[i].path, d)
-			}
-		}
-		if d := c.check(t, nil, strs, true); len(d) > 0 {
-			t.Fatalf("helpers: %v", d)
+		if d := c.check(t, c.lists, []string{s, "/" + s, s + "/"}, true); len(d) > 0 {
+			t.Fatalf("%v", d)
 		}
 	})
 }
