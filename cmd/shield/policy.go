@@ -12,6 +12,7 @@ import (
 	"github.com/shieldsec/shield/policy"
 	"github.com/shieldsec/shield/policy/activate"
 	"github.com/shieldsec/shield/policy/policytest"
+	"github.com/shieldsec/shield/policy/regoeval"
 )
 
 func init() {
@@ -29,6 +30,9 @@ Subcommands:
                                                                rules without examples; exit 1 on errors; notes
                                                                the rules the rule gate cannot index
   digest BUNDLE                                                print the revision and the canonical digest
+  data   BUNDLE                                                print the Rego data document the engine evaluates
+                                                               against (data files merged, with the derived forms
+                                                               of data.shield_derived), to run the Rego under OPA
   sign   --key FILE [--out FILE] BUNDLE                        sign the digest (writes BUNDLE/.signature for a
                                                                directory, else --out or stdout)
   keygen --out PREFIX                                          write PREFIX.key (private, 0600) and PREFIX.pub
@@ -54,6 +58,8 @@ func runPolicy(ctx context.Context, env *cmdEnv, args []string) error {
 		return runPolicyLint(env, args[1:])
 	case "digest":
 		return runPolicyDigest(env, args[1:])
+	case "data":
+		return runPolicyData(env, args[1:])
 	case "sign":
 		return runPolicySign(env, args[1:])
 	case "keygen":
@@ -66,7 +72,7 @@ func runPolicy(ctx context.Context, env *cmdEnv, args []string) error {
 		fmt.Fprintf(env.stdout, "Usage: shield policy %s\n", policyUsage)
 		return nil
 	}
-	return usageError{msg: fmt.Sprintf("unknown subcommand %q (test, lint, digest, sign, keygen, replay, shadow)", args[0])}
+	return usageError{msg: fmt.Sprintf("unknown subcommand %q (test, lint, digest, data, sign, keygen, replay, shadow)", args[0])}
 }
 
 // oneBundleArg returns the single positional argument.
@@ -174,6 +180,31 @@ func runPolicyDigest(env *cmdEnv, args []string) error {
 	}
 	fmt.Fprintf(env.stdout, "revision %s\ndigest %s\nfiles %d\n", b.Revision, b.Digest, len(b.Files))
 	return nil
+}
+
+// runPolicyData prints the bundle's Rego data as the engine loads it (regoeval.Parse), so that
+// plain OPA (`opa run`, `opa eval`) evaluates the bundle's modules on the same data, derived
+// forms included.
+func runPolicyData(env *cmdEnv, args []string) error {
+	fs := newFlagSet(env, "policy data", "BUNDLE")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	dir, err := oneBundleArg(fs)
+	if err != nil {
+		return err
+	}
+	b, err := policy.Load(dir, policy.LoadOptions{})
+	if err != nil {
+		return err
+	}
+	p, err := regoeval.Parse(b)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(env.stdout)
+	enc.SetIndent("", " ")
+	return enc.Encode(p.Data)
 }
 
 func runPolicySign(env *cmdEnv, args []string) error {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -99,5 +100,45 @@ func TestPolicyLintUnguardedArgs(t *testing.T) {
 	}
 	if code, _, _ := runPolicyCmd(t, "lint", "--strict", b); code != 1 {
 		t.Errorf("lint --strict exit %d, want 1", code)
+	}
+}
+
+// TestPolicyData: `shield policy data` prints the data the Rego engine evaluates against, the
+// derived forms of the bundle's lists included (what plain OPA needs to run the same Rego).
+func TestPolicyData(t *testing.T) {
+	code, out, errOut := runPolicyCmd(t, "data", "../../policies/default")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var d struct {
+		Shield struct {
+			Effects struct {
+				ReadRoots []string `json:"read_roots"`
+			} `json:"effects"`
+		} `json:"shield"`
+		Derived struct {
+			Under struct {
+				Shield struct {
+					Effects struct {
+						ReadRoots []string `json:"read_roots"`
+					} `json:"effects"`
+				} `json:"shield"`
+			} `json:"under"`
+		} `json:"shield_derived"`
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatalf("output is not JSON: %v", err)
+	}
+	roots, under := d.Shield.Effects.ReadRoots, d.Derived.Under.Shield.Effects.ReadRoots
+	if len(roots) == 0 || len(under) != len(roots) {
+		t.Fatalf("read_roots %v, derived %v", roots, under)
+	}
+	for i, r := range roots {
+		if under[i] != strings.TrimSuffix(r, "/")+"/" {
+			t.Errorf("derived %q for root %q", under[i], r)
+		}
+	}
+	if code, _, _ := runPolicyCmd(t, "data"); code == 0 {
+		t.Error("no bundle argument: exit 0")
 	}
 }

@@ -5,8 +5,9 @@
 # /proc/PID/stat, then stops it.
 #
 #   deploy/dev/load.sh shield BIN              bin/shield serve (audit fsynced per group commit)
-#   deploy/dev/load.sh opa BIN OPA             opa run --server on the default bundle's Rego and
-#                                              data, driven with Shield's Rego input of each call
+#   deploy/dev/load.sh opa BIN OPA             opa run --server on the default bundle's Rego modules
+#                                              and data (BIN policy data), driven with Shield's Rego
+#                                              input of each call
 #
 # LOAD_DURATION (default 5s) is the time per row.
 set -euo pipefail
@@ -39,13 +40,18 @@ shield)
 opa)
   opa=$3
   port=$((20000 + RANDOM % 20000))
+  # Every module of the bundle but its tests, on the data the engine evaluates against (the data
+  # files merged, with the derived forms of data.shield_derived: shield policy data).
+  "$bin" policy data policies/default >"$tmp/data.json"
+  modules=$(ls policies/default/rego/*.rego | grep -v '_test\.rego$')
+  # shellcheck disable=SC2086
   "$opa" run --server --addr "127.0.0.1:$port" --log-level error \
-    policies/default/rego/shield.rego policies/default/rego/effects.rego policies/default/data.json 2>"$tmp/opa.log" &
+    $modules "$tmp/data.json" 2>"$tmp/opa.log" &
   pid=$!
   for _ in $(seq 300); do curl -fsS "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break; sleep 0.1; done
   curl -fsS "http://127.0.0.1:$port/health" >/dev/null || { cat "$tmp/opa.log" >&2; exit 1; }
   describe
-  echo "opa run --server (pid $pid, $("$opa" version | head -1)): the default bundle's Rego only, no audit"
+  echo "opa run --server (pid $pid, $("$opa" version | head -1)): the default bundle's Rego (every module) only, no audit"
   "$bin" load --opa "http://127.0.0.1:$port" --matrix --duration "$dur" --server-pid "$pid"
   ;;
 *)

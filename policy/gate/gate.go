@@ -52,6 +52,8 @@ const (
 	FieldUnresolved
 	FieldUnknownPrograms
 	FieldArgs
+	// PathRoles are the roles of the paths ("read", "write", "dest", …).
+	FieldPathRoles
 )
 
 var fieldNames = map[Field]string{
@@ -61,7 +63,7 @@ var fieldNames = map[Field]string{
 	FieldArgKeys: "arg keys", FieldCommands: "commands", FieldEffects: "effects",
 	FieldPaths: "paths", FieldURLs: "urls", FieldStrings: "strings", FieldFlows: "flows",
 	FieldRecipients: "recipients", FieldUnresolved: "unresolved",
-	FieldUnknownPrograms: "unknown_programs", FieldArgs: "args",
+	FieldUnknownPrograms: "unknown_programs", FieldArgs: "args", FieldPathRoles: "path roles",
 }
 
 func (f Field) String() string { return fieldNames[f] }
@@ -308,6 +310,13 @@ func (c *Cond) anyIn(a *normalize.Action) bool {
 			}
 		}
 		return false
+	case FieldPathRoles:
+		for i := range a.Paths {
+			if c.has(a.Paths[i].Role) {
+				return true
+			}
+		}
+		return false
 	case FieldArgKeys:
 		for k := range a.Args {
 			if c.fold {
@@ -353,7 +362,7 @@ func size(a *normalize.Action, f Field) int {
 		return len(a.Commands)
 	case FieldEffects, FieldEffectKinds:
 		return len(a.Effects)
-	case FieldPaths:
+	case FieldPaths, FieldPathRoles:
 		return len(a.Paths)
 	case FieldURLs:
 		return len(a.URLs)

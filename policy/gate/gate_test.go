@@ -29,3 +29,29 @@ func TestMatchCache(t *testing.T) {
 		t.Fatalf("cached %d names, want the bound %d", n, matchCacheMax)
 	}
 }
+
+// TestPathRoles: "path roles in S" holds exactly when some path of the call has a role in S.
+func TestPathRoles(t *testing.T) {
+	c := In(FieldPathRoles, "dest", "write")
+	for _, tc := range []struct {
+		roles []string
+		want  bool
+	}{
+		{nil, false},
+		{[]string{"read"}, false},
+		{[]string{"read", "arg"}, false},
+		{[]string{"read", "write"}, true},
+		{[]string{"dest"}, true},
+	} {
+		a := &normalize.Action{}
+		for _, r := range tc.roles {
+			a.Paths = append(a.Paths, normalize.Path{Clean: "/x", Role: r})
+		}
+		if got := c.Holds(a); got != tc.want {
+			t.Errorf("roles %v: Holds = %v, want %v", tc.roles, got, tc.want)
+		}
+	}
+	if got := And(NonEmpty(FieldPaths), c).String(); got != "paths not empty && path roles in [dest, write]" {
+		t.Errorf("String() = %q", got)
+	}
+}

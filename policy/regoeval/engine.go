@@ -9,8 +9,10 @@ import (
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
+	"github.com/open-policy-agent/opa/v1/storage"
 	"github.com/open-policy-agent/opa/v1/storage/inmem"
 	"github.com/open-policy-agent/opa/v1/topdown"
+	"github.com/open-policy-agent/opa/v1/topdown/cache"
 	"github.com/open-policy-agent/opa/v1/types"
 
 	"github.com/shieldsec/shield/policy"
@@ -40,7 +42,19 @@ type Engine struct {
 	// gateInput: the gate bits are the input's gateInputKey array, not the gate built-in's.
 	gateInput bool
 	inline    bool // Options.CallerGoroutine
+	// values is the engine's inter-query cache of built-in state: compiled regular expressions
+	// and the prefix/suffix tries of strings.any_prefix_match / any_suffix_match (see
+	// builtinValueCacheEntries).
+	values cache.InterQueryValueCache
 }
+
+// builtinValueCacheEntries bounds the engine's cache of built-in state. Without a cache of its
+// own, OPA keeps compiled regular expressions in one process-wide map of 100 entries and evicts
+// one at random when it is full: the default bundle names more than 100 distinct patterns, so
+// every evaluation recompiled some of them (a quarter of the Rego tier's CPU). A pattern built
+// from the input (none in the default bundle) takes an entry too; the bound keeps such a bundle
+// from holding more than this many compiled patterns.
+const builtinValueCacheEntries = 2048
 
 // Options change how a bundle is prepared. The zero value is what the service uses.
 type Options struct {
@@ -116,9 +130,13 @@ func (p *Parsed) Prepare() (*Engine, error) { return p.PrepareOptions(Options{})
 // PrepareOptions is Prepare with options.
 func (p *Parsed) PrepareOptions(opt Options) (*Engine, error) {
 	e := &Engine{ungated: opt.NoGate, inline: opt.CallerGoroutine}
+	entries := builtinValueCacheEntries
+	e.values = cache.NewInterQueryValueCache(context.Background(), &cache.Config{
+		InterQueryBuiltinValueCache: cache.InterQueryBuiltinValueCacheConfig{MaxNumEntries: &entries},
+	})
 	opts := []func(*rego.Rego){
 		rego.Query(Query),
-		rego.Store(inmem.NewFromObjectWithOpts(p.Data, inmem.OptRoundTripOnWrite(false))),
+		rego.Store(NewStore(p.Data)),
 		rego.Capabilities(p.Capabilities),
 		rego.SetRegoVersion(p.RegoVersion),
 		// Strict mode, as `opa check --strict`: unused local variables and function arguments,
@@ -175,6 +193,14 @@ func (p *Parsed) PrepareOptions(opt Options) (*Engine, error) {
 	return e, nil
 }
 
+// NewStore is the data store of a bundle's evaluations: the data converted to Rego values once,
+// when the bundle loads (a round trip through JSON first, so that whatever a data file decoded
+// to converts), and read as such; without it every evaluation converted each data document it
+// read (the whole effects configuration, every list) from Go values again.
+func NewStore(data map[string]any) storage.Store {
+	return inmem.NewFromObjectWithOpts(data, inmem.OptRoundTripOnWrite(true), inmem.OptReturnASTValuesOnRead(true))
+}
+
 // Evaluate evaluates data.shield.decision with the action as input (see the package doc).
 func (e *Engine) Evaluate(ctx context.Context, in *shield.Input) (shield.Result, error) {
 	if in == nil || in.Action == nil {
@@ -214,7 +240,9 @@ func (e *Engine) Evaluate(ctx context.Context, in *shield.Input) (shield.Result,
 		ectx = context.WithValue(ctx, gateKey{}, bits) // for the gate built-in
 	}
 	var rs rego.ResultSet
-	eval := func() { rs, err = e.pq.Eval(ectx, rego.EvalParsedInput(input), rego.EvalExternalCancel(cancel)) }
+	eval := func() {
+		rs, err = e.pq.Eval(ectx, rego.EvalParsedInput(input), rego.EvalExternalCancel(cancel), rego.EvalInterQueryBuiltinValueCache(e.values))
+	}
 	if e.inline {
 		eval()
 	} else {

@@ -3,13 +3,16 @@ package regoeval
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/open-policy-agent/opa/v1/ast"
 
 	"github.com/shieldsec/shield/policy"
 	"github.com/shieldsec/shield/shield"
@@ -342,5 +345,37 @@ func TestStrictMode(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBuiltinValueCache: the engine keeps every pattern its rules compile in its own cache, more
+// than OPA's process-wide regular-expression cache holds (100, evicted at random), so an
+// evaluation after the first compiles none of them again.
+func TestBuiltinValueCache(t *testing.T) {
+	const n = 150
+	var mod strings.Builder
+	mod.WriteString("package shield\n\nimport rego.v1\n\ndecision := {\"deny\": deny}\n\n")
+	pats := make([]string, n)
+	for i := range pats {
+		pats[i] = fmt.Sprintf("^x%03d[a-z]+$", i)
+		fmt.Fprintf(&mod, "deny contains {\"rule\": \"r%d\"} if regex.match(%q, input.tool)\n\n", i, pats[i])
+	}
+	e, err := Compile(bundleOf(t, map[string]string{"rego/p.rego": mod.String()}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := &shield.Input{Call: &shield.Call{Tool: "x007abc"}, Action: &normalize.Action{Tool: "x007abc"}}
+	res, err := e.Evaluate(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Findings) != 1 || res.Findings[0].Rule != "rego:r7" {
+		t.Fatalf("findings %+v, want rego:r7", res.Findings)
+	}
+	for _, p := range pats {
+		v, ok := e.values.Get(ast.String(p))
+		if _, isRe := v.(*regexp.Regexp); !ok || !isRe {
+			t.Fatalf("pattern %s is not in the engine's cache (%T)", p, v)
+		}
 	}
 }

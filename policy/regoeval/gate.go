@@ -30,6 +30,7 @@ import (
 //	some x in input.L                            L not empty (commands, effects, paths, urls, …)
 //	x.name == / in  (x over commands)            a command name in the set
 //	x.kind == / in  (x over effects)             an effect kind in the set
+//	x.role == / in  (x over paths)               a path role in the set
 //	data.<base data object>[x.name]              a command name among the object's keys
 //	some k, _ in input.args; k in {…}, lower(k) in {…}   an argument key in the set
 //	count(input.L) > 0                           L not empty
@@ -245,6 +246,7 @@ type binding struct {
 	str    gate.Field // this input string field
 	names  bool       // a command's name
 	kinds  bool       // an effect's kind
+	roles  bool       // a path's role
 	argKey bool       // a top-level argument key
 	fold   bool       // lower(argument key)
 	count  gate.Field // count of this input list
@@ -571,6 +573,8 @@ func elemField(list gate.Field, field *ast.Term) binding {
 		return binding{names: true}
 	case list == gate.FieldEffects && s == "kind":
 		return binding{kinds: true}
+	case list == gate.FieldPaths && s == "role":
+		return binding{roles: true}
 	}
 	return binding{}
 }
@@ -584,6 +588,8 @@ func inSet(b binding, set []string) *gate.Cond {
 		return gate.In(gate.FieldNames, set...)
 	case b.kinds:
 		return gate.In(gate.FieldEffectKinds, set...)
+	case b.roles:
+		return gate.In(gate.FieldPathRoles, set...)
 	case b.argKey:
 		return gate.In(gate.FieldArgKeys, set...)
 	case b.fold:

@@ -59,6 +59,26 @@ deny contains "d" if {
 				"class not in [exec, file_read] && args not empty && arg keys (lower-cased) in [role]", "commands not empty && names in [nc] && urls not empty"},
 		},
 		{
+			name: "path roles",
+			rego: gatePrelude + `written contains p.clean if {
+	some p in input.paths
+	p.role in {"write", "dest"}
+}
+written contains e.target if {
+	some e in input.effects
+	e.kind == "write"
+}
+deny contains "a" if {
+	some p in input.paths
+	p.role == "write"
+}
+escalate contains "b" if {
+	some p in written
+}`,
+			gates: []string{"paths not empty && path roles in [write]",
+				"(paths not empty && path roles in [dest, write]) || (effects not empty && effect kinds in [write])"},
+		},
+		{
 			name: "helpers are inlined",
 			rego: gatePrelude + `sends if input.class == "message_send"
 sends if input.method == "POST"

@@ -116,9 +116,17 @@ func Parse(b *policy.Bundle) (*Parsed, error) {
 			probs = append(probs, policy.Problem{File: file, Msg: err.Error()})
 		}
 	}
+	if _, ok := p.Data[DerivedKey]; ok {
+		probs = append(probs, policy.Problem{Msg: fmt.Sprintf("data.%s is reserved: the loader derives it from the bundle's lists", DerivedKey)})
+	}
 	if err := probs.Err(); err != nil {
 		return nil, fmt.Errorf("parse rego: %w", err)
 	}
+	derived, dprobs := derive(p.Data, p.Modules)
+	if err := dprobs.Err(); err != nil {
+		return nil, fmt.Errorf("parse rego: %w", err)
+	}
+	p.Data[DerivedKey] = derived
 	return p, nil
 }
 

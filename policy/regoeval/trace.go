@@ -102,7 +102,7 @@ func (e *Engine) EvalTraced(ctx context.Context, in *shield.Input, tracer topdow
 	if err != nil {
 		return shield.Result{}, fmt.Errorf("%w: input: %w", ErrEvaluation, err)
 	}
-	rs, err := e.pq.Eval(ctx, rego.EvalParsedInput(input), rego.EvalQueryTracer(tracer))
+	rs, err := e.pq.Eval(ctx, rego.EvalParsedInput(input), rego.EvalQueryTracer(tracer), rego.EvalInterQueryBuiltinValueCache(e.values))
 	if err != nil {
 		return shield.Result{}, fmt.Errorf("%w: %w", ErrEvaluation, err)
 	}

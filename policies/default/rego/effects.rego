@@ -22,6 +22,16 @@ import rego.v1
 
 cfg := data.shield.effects
 
+# Forms of cfg's lists computed when the bundle loads (policy/regoeval/derive.go): one built-in
+# call answers what a loop over the list would, e.g. cfg_under.read_roots is read_roots with one
+# trailing "/" trimmed and "/" appended (see under_any), cfg_contains.user_cache_dirs one
+# pattern matching any string that contains an element. Edit the lists, never these.
+cfg_under := data.shield_derived.under.shield.effects
+
+cfg_contains := data.shield_derived.contains.shield.effects
+
+cfg_match := data.shield_derived.match.shield.effects
+
 # ---------------------------------------------------------------------------------------------
 # Envelope helpers
 
@@ -29,14 +39,18 @@ under(p, root) if p == root
 
 under(p, root) if startswith(p, concat("", [trim_suffix(root, "/"), "/"]))
 
+# under(p, root) for some root of roots, in one or two built-in calls: prefixes is the roots'
+# derived "under" form (cfg_under).
+under_any(p, roots, _) if p in roots
+
+under_any(p, _, prefixes) if strings.any_prefix_match(p, prefixes)
+
 protected_path(p) if {
-	some root in cfg.protected_paths
-	under(p, root)
+	under_any(p, cfg.protected_paths, cfg_under.protected_paths)
 }
 
 user_cache(p) if {
-	some d in cfg.user_cache_dirs
-	contains(p, d)
+	regex.match(cfg_contains.user_cache_dirs, p)
 }
 
 readable(e) if e.in_workspace
@@ -45,8 +59,7 @@ readable(e) if e.in_workspace
 readable(e) if not startswith(e.target, "/")
 
 readable(e) if {
-	some root in cfg.read_roots
-	under(e.target, root)
+	under_any(e.target, cfg.read_roots, cfg_under.read_roots)
 }
 
 readable(e) if user_cache(e.target)
@@ -61,15 +74,13 @@ readable(e) if {
 
 # Listing a home directory itself (not what is in it).
 readable(e) if {
-	some pat in cfg.read_exact_patterns
-	regex.match(pat, e.target)
+	regex.match(cfg_match.read_exact_patterns, e.target)
 }
 
 writable(e) if e.in_workspace
 
 writable(e) if {
-	some root in cfg.write_roots
-	under(e.target, root)
+	under_any(e.target, cfg.write_roots, cfg_under.write_roots)
 }
 
 writable(e) if user_cache(e.target)
@@ -198,8 +209,7 @@ inside(e) if {
 	e.kind == "exec"
 	not e.unresolved
 	object.get(e, "remote", "") == ""
-	some d in cfg.known_exec_details
-	startswith(e.detail, d)
+	strings.any_prefix_match(e.detail, cfg.known_exec_details)
 }
 
 written_here(p) if {
@@ -318,8 +328,7 @@ confined_path(p) if p.in_workspace
 
 confined_path(p) if {
 	not p.sensitive
-	some root in cfg.read_roots
-	under(p.clean, root)
+	under_any(p.clean, cfg.read_roots, cfg_under.read_roots)
 	p.role in {"read", "arg", "list"}
 }
 

@@ -213,14 +213,12 @@ agent_text contains lower(input.content) if {
 }
 
 agent_instruction_file(path) if {
-	some f in data.shield.lists.agent_instruction_files
-	contains(path, f)
+	regex.match(data.shield_derived.contains.shield.lists.agent_instruction_files, path)
 }
 
 deny contains finding("agent.safety-bypass", "the instructions tell an agent to drop its safety controls or hide what it does") if {
 	some t in agent_text
-	some phrase in data.shield.lists.safety_bypass_phrases
-	contains(t, phrase)
+	regex.match(data.shield_derived.contains.shield.lists.safety_bypass_phrases, t) # one of the phrases
 }
 
 deny contains finding("agent.instructions-run-downloads", "writes agent instructions that download and run code") if {
@@ -231,8 +229,7 @@ deny contains finding("agent.instructions-run-downloads", "writes agent instruct
 escalate contains finding("agent.injection-marker", "an argument carries a prompt-injection phrase") if {
 	not input.class in {"agent_spawn", "schedule", "memory_write"}
 	some s in lower_strings
-	some phrase in ["ignore previous instructions", "ignore all previous instructions", "disregard previous instructions", "you are now in developer mode"]
-	contains(s, phrase)
+	regex.match(`ignore previous instructions|ignore all previous instructions|disregard previous instructions|you are now in developer mode`, s) # contains one
 }
 
 # ---------------------------------------------------------------------------------------------

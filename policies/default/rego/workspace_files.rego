@@ -27,14 +27,12 @@ written_path contains e.target if {
 
 autorun_write contains p if {
 	some p in written_path
-	some re in data.shield.lists.autorun_files
-	regex.match(re, p)
+	regex.match(data.shield_derived.match.shield.lists.autorun_files, p)
 }
 
 package_config_write contains p if {
 	some p in written_path
-	some re in data.shield.lists.package_config_files
-	regex.match(re, p)
+	regex.match(data.shield_derived.match.shield.lists.package_config_files, p)
 }
 
 instruction_write contains p if {
