@@ -1,6 +1,7 @@
 package normalize
 
 import (
+	"net"
 	"path"
 	"regexp"
 	"strings"
@@ -194,12 +195,16 @@ const remoteLocalDB = "local-db:"
 
 var devDBNameRE = regexp.MustCompile(`(?i)^(test|dev|devel|development|local)([_-][a-z0-9_-]*)?$|^[a-z0-9_-]*[_-](test|tests|testing|dev|devel|development|local|ci)$`)
 
+// loopbackName: a host word that names this machine — localhost, ip6-localhost or a literal
+// loopback address (127.0.0.0/8, ::1). A DNS name that merely starts with "127." is not one.
 func loopbackName(h string) bool {
-	switch strings.ToLower(strings.Trim(h, "[]")) {
-	case "localhost", "127.0.0.1", "::1", "ip6-localhost":
+	h = strings.ToLower(strings.Trim(h, "[]"))
+	switch h {
+	case "localhost", "ip6-localhost":
 		return true
 	}
-	return false
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
 }
 
 // localDevDB returns the development database a client call names on a loopback host, or "".

@@ -446,11 +446,6 @@ func (w *walker) remoteDaemon(name, v string, dyn bool) {
 	w.s.addEffect(Effect{Kind: EffectExec, Target: remote, Program: name, Detail: "container daemon", Remote: remote, Unresolved: dyn && isUnresolvedText(v)})
 }
 
-func loopbackName(h string) bool {
-	h = strings.ToLower(strings.Trim(h, "[]"))
-	return h == "localhost" || h == "::1" || strings.HasPrefix(h, "127.")
-}
-
 // nonOptionWords: the words that are not options nor (for --opt value pairs of the cloud CLIs)
 // option values. A word after "--opt" is taken as its value unless it starts with "-"; "--"
 // ends the scan.
