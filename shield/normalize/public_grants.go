@@ -66,6 +66,10 @@ func (w *walker) publicGrants(pa parsedArgs, name string, args, ops words) {
 		switch {
 		case (svc == "s3api" || svc == "s3") && (publicACL(argVal("--acl")) || anyArg(publicGranteeRE)):
 			add(true, "aws s3", "aws "+svc+" "+op+" makes objects public")
+		case svc == "s3api" && (op == "put-bucket-acl" || op == "put-object-acl"):
+			add(false, "aws s3", "aws s3api "+op+" (grants not shown)") // --access-control-policy, --grant-* to named accounts
+		case svc == "ec2-instance-connect" && op == "send-ssh-public-key":
+			add(argVal("--instance-os-user") == "root", "aws ec2", "ssh key pushed to an instance for "+argVal("--instance-os-user"))
 		case svc == "s3api" && op == "put-bucket-policy", svc == "s3control" && op == "put-access-point-policy":
 			if anyArg(publicPrincipalRE) {
 				add(true, "aws s3", "bucket policy grants access to everyone")
@@ -110,6 +114,11 @@ func (w *walker) publicGrants(pa parsedArgs, name string, args, ops words) {
 			add(true, "gcloud storage", "predefined public ACL")
 		case hasWord(args.argv, "--allow-unauthenticated"):
 			add(true, "gcloud run", "service callable without authentication")
+		case hasWord(o, "add-metadata") && sshKeysMetadata(argVal("--metadata", "--metadata-from-file")):
+			v := argVal("--metadata", "--metadata-from-file")
+			add(strings.Contains(v, "root:"), "gcloud compute", "ssh keys added to instance metadata")
+		case hasSeq(o, []string{"os-login", "ssh-keys", "add"}):
+			add(false, "gcloud compute", "ssh key added to the OS Login profile")
 		case hasSeq(o, []string{"sql", "instances"}) && strings.Contains(argVal("--authorized-networks"), "0.0.0.0/0"):
 			add(true, "gcloud sql", "database reachable from every address")
 		case hasSeq(o, []string{"service-accounts", "keys", "create"}):
@@ -173,4 +182,10 @@ func anyArgContainsFold(argv []string, subs ...string) bool {
 		}
 	}
 	return false
+}
+
+// sshKeysMetadata: a --metadata value setting ssh-keys or sshKeys (project or instance wide).
+func sshKeysMetadata(v string) bool {
+	lv := strings.ToLower(v)
+	return strings.HasPrefix(lv, "ssh-keys=") || strings.HasPrefix(lv, "sshkeys=") || strings.Contains(lv, ",ssh-keys=") || strings.Contains(lv, ",sshkeys=")
 }
