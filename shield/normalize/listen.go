@@ -152,13 +152,10 @@ func (w *walker) sshForwardBinds(pa parsedArgs, name string) {
 			continue
 		}
 		parts := splitForward(v.val)
-		bind := ""
-		if len(parts) == fields {
-			bind = parts[0]
-		}
 		switch {
-		case bind != "":
-			w.bindValue(name, DetailRelay, bind, v.dyn)
+		case len(parts) == fields:
+			// An explicit bind address; empty (-L :8080:h:80) or "*" is every interface.
+			w.bindValue(name, DetailRelay, parts[0], v.dyn)
 		case gateway:
 			w.bindValue(name, DetailRelay, "*", false)
 		}

@@ -66,6 +66,8 @@ func (w *walker) publicGrants(pa parsedArgs, name string, args, ops words) {
 		switch {
 		case (svc == "s3api" || svc == "s3") && (publicACL(argVal("--acl")) || anyArg(publicGranteeRE)):
 			add(true, "aws s3", "aws "+svc+" "+op+" makes objects public")
+		case svc == "s3" && op == "presign":
+			add(false, "aws s3", "presigned URL: a bearer link to the object")
 		case svc == "s3api" && (op == "put-bucket-acl" || op == "put-object-acl"):
 			add(false, "aws s3", "aws s3api "+op+" (grants not shown)") // --access-control-policy, --grant-* to named accounts
 		case svc == "ec2-instance-connect" && op == "send-ssh-public-key":
@@ -98,6 +100,9 @@ func (w *walker) publicGrants(pa parsedArgs, name string, args, ops words) {
 			add(false, "aws iam", "aws iam "+op)
 		}
 	case "gsutil":
+		if len(o) >= 1 && o[0] == "signurl" {
+			add(false, "gsutil", "signed URL: a bearer link to the object")
+		}
 		if len(o) >= 2 && o[0] == "defacl" && (o[1] == "ch" || o[1] == "set") {
 			add(anyArg(publicGranteeRE) || anyArgContainsFold(args.argv, "public-read"), "gsutil defacl", "gsutil defacl "+o[1])
 		}
@@ -121,6 +126,8 @@ func (w *walker) publicGrants(pa parsedArgs, name string, args, ops words) {
 			add(false, "gcloud compute", "ssh key added to the OS Login profile")
 		case hasSeq(o, []string{"sql", "instances"}) && strings.Contains(argVal("--authorized-networks"), "0.0.0.0/0"):
 			add(true, "gcloud sql", "database reachable from every address")
+		case hasSeq(o, []string{"storage", "sign-url"}):
+			add(false, "gcloud storage", "signed URL: a bearer link to the object")
 		case hasSeq(o, []string{"service-accounts", "keys", "create"}):
 			add(true, "gcloud iam", "key minted for a service account")
 		case hasWord(o, "add-iam-policy-binding") && !adminRoleRE.MatchString(argVal("--role")):
@@ -132,6 +139,8 @@ func (w *walker) publicGrants(pa parsedArgs, name string, args, ops words) {
 			add(true, "az storage", "container opened to anonymous reads")
 		case hasSeq(o, []string{"storage", "account"}) && strings.EqualFold(argVal("--allow-blob-public-access"), "true"):
 			add(true, "az storage", "blob public access allowed")
+		case hasWord(o, "storage") && hasWord(o, "generate-sas"):
+			add(false, "az storage", "SAS token: a bearer link to the data")
 		case hasSeq(o, []string{"ad", "sp", "create-for-rbac"}):
 			add(adminRoleRE.MatchString(argVal("--role")) || argVal("--role") == "", "az ad", "service principal with credentials")
 		case hasSeq(o, []string{"ad", "app", "credential", "reset"}), hasSeq(o, []string{"ad", "sp", "credential", "reset"}):

@@ -94,6 +94,13 @@ func (w *walker) remoteExec(f frame, name string, args words) {
 		}
 		w.remotePayload(f, name, "ansible:"+firstVal(args, "-i", "--inventory"), "", false, false)
 		w.s.act.Effects[len(w.s.act.Effects)-1].Detail = "playbook"
+	case "ansible-pull":
+		// ansible-pull -U URL [PLAYBOOK]: a playbook fetched from URL runs on this host.
+		if u, dyn := optValue(args, "-U", "--url"); u != "" {
+			w.urlEffect(name, u, dyn)
+			w.s.addUnresolved("playbook fetched from " + u + " (" + name + ")")
+			w.s.addEffect(Effect{Kind: EffectExec, Target: name, Program: name, Detail: "download " + u, Unresolved: true})
+		}
 	case "pdsh", "pssh", "parallel-ssh", "clush", "dsh", "mussh":
 		w.fanoutShell(f, name, args)
 	case "fab":
