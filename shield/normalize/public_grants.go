@@ -147,6 +147,10 @@ func (w *walker) publicGrants(pa parsedArgs, name string, args, ops words) {
 			add(true, "az ad", "credentials minted for an application")
 		case hasWord(o, "firewall-rule") && argVal("--start-ip-address") == "0.0.0.0" && argVal("--end-ip-address") == "255.255.255.255":
 			add(true, "az network", "database firewall opened to every address")
+		case hasSeq(o, []string{"ad", "group", "member", "add"}), hasSeq(o, []string{"ad", "group", "owner", "add"}):
+			add(adminRoleRE.MatchString(argVal("-g", "--group")) || strings.Contains(strings.ToLower(argVal("-g", "--group")), "admin"), "az ad", "member added to group "+argVal("-g", "--group"))
+		case hasSeq(o, []string{"role", "definition", "create"}), hasSeq(o, []string{"role", "definition", "update"}):
+			add(false, "az role", "custom role defined")
 		case hasSeq(o, []string{"keyvault", "set-policy"}):
 			add(false, "az keyvault", "key vault access policy changed")
 		}
