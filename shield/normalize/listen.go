@@ -23,7 +23,45 @@ import (
 const (
 	DetailBind  = "bind"  // a server's explicit bind address
 	DetailRelay = "relay" // a forwarder's bind address (the user's access relayed to its clients)
+	// DetailRemoteAccess: this host's shell offered through a vendor relay (code tunnel).
+	DetailRemoteAccess = "remote access"
 )
+
+// serveWords: sub-commands of project scripts that start a dev server (php artisan serve,
+// python manage.py runserver is read by djangoRunserver, node server.js serve …).
+var serveWords = set("serve", "server", "runserver", "dev", "start", "preview", "s")
+
+// interpreterServeBinds: an interpreter running a project script with a serve sub-command and a
+// bind option (php artisan serve --host=0.0.0.0, ruby bin/rails server -b 0.0.0.0).
+func (w *walker) interpreterServeBinds(name string, args words) {
+	switch name {
+	case "php", "python", "python3", "ruby", "node", "deno", "bun", "perl":
+	default:
+		return
+	}
+	a := args.argv
+	served := false
+	for i, x := range a {
+		if i > 0 && serveWords[x] && !strings.HasPrefix(a[i-1], "-") {
+			served = true
+			continue
+		}
+		if !served {
+			continue
+		}
+		o, v, eq := strings.Cut(x, "=")
+		if !bindFlags[o] && !(o == "-b" && name == "ruby") {
+			continue
+		}
+		if !eq {
+			if i+1 >= len(a) || strings.HasPrefix(a[i+1], "-") {
+				continue
+			}
+			v = a[i+1]
+		}
+		w.bindValue(name, DetailBind, v, args.dyn[i])
+	}
+}
 
 // bindValue records the bind addresses of one option value (role bind or relay).
 func (w *walker) bindValue(prog, role, val string, dyn bool) {
@@ -114,13 +152,10 @@ func (w *walker) sshForwardBinds(pa parsedArgs, name string) {
 			continue
 		}
 		parts := splitForward(v.val)
-		bind := ""
-		if len(parts) == fields {
-			bind = parts[0]
-		}
 		switch {
-		case bind != "":
-			w.bindValue(name, DetailRelay, bind, v.dyn)
+		case len(parts) == fields:
+			// An explicit bind address; empty (-L :8080:h:80) or "*" is every interface.
+			w.bindValue(name, DetailRelay, parts[0], v.dyn)
 		case gateway:
 			w.bindValue(name, DetailRelay, "*", false)
 		}
@@ -199,6 +234,7 @@ var bindFlags = set("--host", "--hostname", "--bind", "--ip", "--address", "--bi
 // --host of a program whose spec gives --host the bind role (vite --host).
 func (w *walker) runnerBinds(name string, args words) {
 	w.djangoRunserver(name, args)
+	w.interpreterServeBinds(name, args)
 	runner := npmFamily[name]
 	if !runner {
 		sp := w.s.n.opt.Commands.lookup(name)

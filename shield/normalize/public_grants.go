@@ -66,6 +66,12 @@ func (w *walker) publicGrants(pa parsedArgs, name string, args, ops words) {
 		switch {
 		case (svc == "s3api" || svc == "s3") && (publicACL(argVal("--acl")) || anyArg(publicGranteeRE)):
 			add(true, "aws s3", "aws "+svc+" "+op+" makes objects public")
+		case svc == "s3" && op == "presign":
+			add(false, "aws s3", "presigned URL: a bearer link to the object")
+		case svc == "s3api" && (op == "put-bucket-acl" || op == "put-object-acl"):
+			add(false, "aws s3", "aws s3api "+op+" (grants not shown)") // --access-control-policy, --grant-* to named accounts
+		case svc == "ec2-instance-connect" && op == "send-ssh-public-key":
+			add(argVal("--instance-os-user") == "root", "aws ec2", "ssh key pushed to an instance for "+argVal("--instance-os-user"))
 		case svc == "s3api" && op == "put-bucket-policy", svc == "s3control" && op == "put-access-point-policy":
 			if anyArg(publicPrincipalRE) {
 				add(true, "aws s3", "bucket policy grants access to everyone")
@@ -94,6 +100,9 @@ func (w *walker) publicGrants(pa parsedArgs, name string, args, ops words) {
 			add(false, "aws iam", "aws iam "+op)
 		}
 	case "gsutil":
+		if len(o) >= 1 && o[0] == "signurl" {
+			add(false, "gsutil", "signed URL: a bearer link to the object")
+		}
 		if len(o) >= 2 && o[0] == "defacl" && (o[1] == "ch" || o[1] == "set") {
 			add(anyArg(publicGranteeRE) || anyArgContainsFold(args.argv, "public-read"), "gsutil defacl", "gsutil defacl "+o[1])
 		}
@@ -110,8 +119,15 @@ func (w *walker) publicGrants(pa parsedArgs, name string, args, ops words) {
 			add(true, "gcloud storage", "predefined public ACL")
 		case hasWord(args.argv, "--allow-unauthenticated"):
 			add(true, "gcloud run", "service callable without authentication")
+		case hasWord(o, "add-metadata") && sshKeysMetadata(argVal("--metadata", "--metadata-from-file")):
+			v := argVal("--metadata", "--metadata-from-file")
+			add(strings.Contains(v, "root:"), "gcloud compute", "ssh keys added to instance metadata")
+		case hasSeq(o, []string{"os-login", "ssh-keys", "add"}):
+			add(false, "gcloud compute", "ssh key added to the OS Login profile")
 		case hasSeq(o, []string{"sql", "instances"}) && strings.Contains(argVal("--authorized-networks"), "0.0.0.0/0"):
 			add(true, "gcloud sql", "database reachable from every address")
+		case hasSeq(o, []string{"storage", "sign-url"}):
+			add(false, "gcloud storage", "signed URL: a bearer link to the object")
 		case hasSeq(o, []string{"service-accounts", "keys", "create"}):
 			add(true, "gcloud iam", "key minted for a service account")
 		case hasWord(o, "add-iam-policy-binding") && !adminRoleRE.MatchString(argVal("--role")):
@@ -123,12 +139,18 @@ func (w *walker) publicGrants(pa parsedArgs, name string, args, ops words) {
 			add(true, "az storage", "container opened to anonymous reads")
 		case hasSeq(o, []string{"storage", "account"}) && strings.EqualFold(argVal("--allow-blob-public-access"), "true"):
 			add(true, "az storage", "blob public access allowed")
+		case hasWord(o, "storage") && hasWord(o, "generate-sas"):
+			add(false, "az storage", "SAS token: a bearer link to the data")
 		case hasSeq(o, []string{"ad", "sp", "create-for-rbac"}):
 			add(adminRoleRE.MatchString(argVal("--role")) || argVal("--role") == "", "az ad", "service principal with credentials")
 		case hasSeq(o, []string{"ad", "app", "credential", "reset"}), hasSeq(o, []string{"ad", "sp", "credential", "reset"}):
 			add(true, "az ad", "credentials minted for an application")
 		case hasWord(o, "firewall-rule") && argVal("--start-ip-address") == "0.0.0.0" && argVal("--end-ip-address") == "255.255.255.255":
 			add(true, "az network", "database firewall opened to every address")
+		case hasSeq(o, []string{"ad", "group", "member", "add"}), hasSeq(o, []string{"ad", "group", "owner", "add"}):
+			add(adminRoleRE.MatchString(argVal("-g", "--group")) || strings.Contains(strings.ToLower(argVal("-g", "--group")), "admin"), "az ad", "member added to group "+argVal("-g", "--group"))
+		case hasSeq(o, []string{"role", "definition", "create"}), hasSeq(o, []string{"role", "definition", "update"}):
+			add(false, "az role", "custom role defined")
 		case hasSeq(o, []string{"keyvault", "set-policy"}):
 			add(false, "az keyvault", "key vault access policy changed")
 		}
@@ -173,4 +195,10 @@ func anyArgContainsFold(argv []string, subs ...string) bool {
 		}
 	}
 	return false
+}
+
+// sshKeysMetadata: a --metadata value setting ssh-keys or sshKeys (project or instance wide).
+func sshKeysMetadata(v string) bool {
+	lv := strings.ToLower(v)
+	return strings.HasPrefix(lv, "ssh-keys=") || strings.HasPrefix(lv, "sshkeys=") || strings.Contains(lv, ",ssh-keys=") || strings.Contains(lv, ",sshkeys=")
 }

@@ -94,6 +94,13 @@ func (w *walker) remoteExec(f frame, name string, args words) {
 		}
 		w.remotePayload(f, name, "ansible:"+firstVal(args, "-i", "--inventory"), "", false, false)
 		w.s.act.Effects[len(w.s.act.Effects)-1].Detail = "playbook"
+	case "ansible-pull":
+		// ansible-pull -U URL [PLAYBOOK]: a playbook fetched from URL runs on this host.
+		if u, dyn := optValue(args, "-U", "--url"); u != "" {
+			w.urlEffect(name, u, dyn)
+			w.s.addUnresolved("playbook fetched from " + u + " (" + name + ")")
+			w.s.addEffect(Effect{Kind: EffectExec, Target: name, Program: name, Detail: "download " + u, Unresolved: true})
+		}
 	case "pdsh", "pssh", "parallel-ssh", "clush", "dsh", "mussh":
 		w.fanoutShell(f, name, args)
 	case "fab":
@@ -134,6 +141,17 @@ func (w *walker) remoteExec(f frame, name string, args words) {
 		if len(ops.argv) > 0 && ops.argv[0] == "ssh" {
 			cmd, dyn := optValue(args, "-c", "--command")
 			w.remotePayload(f, name, "vm:vagrant", cmd, dyn, false)
+		}
+	case "code", "code-insiders", "cursor", "code-server":
+		// code tunnel: this host's shell and files reachable through the editor vendor's relay by
+		// whoever signs in; code serve-web / code-server bind a web IDE (a shell) to an address.
+		if name != "code-server" && len(ops.argv) > 0 && ops.argv[0] == "tunnel" && (len(ops.argv) == 1 || ops.argv[1] == "service" && len(ops.argv) > 2 && ops.argv[2] == "install") {
+			w.s.addEffect(Effect{Kind: EffectListen, Target: name + " tunnel", Program: name, Detail: DetailRemoteAccess})
+		}
+		if name == "code-server" || len(ops.argv) > 0 && ops.argv[0] == "serve-web" {
+			if v, dyn := optValue(args, "--host", "--bind-addr"); v != "" {
+				w.bindValue(name, DetailBind, v, dyn)
+			}
 		}
 	case "multipass", "lxc", "incus":
 		if len(ops.argv) >= 2 && ops.argv[0] == "exec" {
@@ -279,6 +297,23 @@ func matchingBracket(v string) int {
 // --settings/--protected-settings {"commandToExecute": …}.
 func (w *walker) azRemote(f frame, name string, args words, ops words) {
 	o := ops.argv
+	switch {
+	case hasSeq(o, []string{"ssh", "vm"}) || hasSeq(o, []string{"ssh", "arc"}):
+		cmd := ""
+		if i := indexOf(args.argv, "--"); i >= 0 {
+			cmd = strings.Join(args.argv[i+1:], " ")
+		}
+		w.remotePayload(f, name, "azvm:"+firstVal(args, "-n", "--name", "--vm-name", "--ip"), cmd, false, false)
+		return
+	case hasSeq(o, []string{"container", "exec"}):
+		cmd, dyn := optValue(args, "--exec-command")
+		w.remotePayload(f, name, "aci:"+firstVal(args, "-n", "--name"), cmd, dyn, false)
+		return
+	case hasSeq(o, []string{"webapp", "ssh"}), hasSeq(o, []string{"containerapp", "exec"}):
+		cmd, dyn := optValue(args, "--command")
+		w.remotePayload(f, name, "azapp:"+firstVal(args, "-n", "--name"), cmd, dyn, false)
+		return
+	}
 	if len(o) < 3 || (o[0] != "vm" && o[0] != "vmss" && o[0] != "connectedmachine") {
 		return
 	}

@@ -118,6 +118,18 @@ func (w *walker) routingOverrides(name string, args words) {
 		opts = map[string]string{"--all-proxy": "proxy", "--http-proxy": "proxy", "--https-proxy": "proxy", "--ftp-proxy": "proxy", "--async-dns-server": "dns"}
 	case "pip", "pip3", "uv", "npm", "pnpm", "yarn":
 		opts = map[string]string{"--proxy": "proxy", "--https-proxy": "proxy"}
+		// npm config set proxy URL, yarn config set httpsProxy URL, pip config set global.proxy URL:
+		// every later install goes through URL.
+		if i := indexOf(args.argv, "set"); i > 0 && args.argv[i-1] == "config" && i+1 < len(args.argv) {
+			k, v, eq := strings.Cut(args.argv[i+1], "=")
+			dyn := args.dyn[i+1]
+			if !eq && i+2 < len(args.argv) {
+				v, dyn = args.argv[i+2], args.dyn[i+2]
+			}
+			if strings.Contains(strings.ToLower(k), "proxy") {
+				w.proxyTarget(name, v, dyn)
+			}
+		}
 	default:
 		return
 	}

@@ -51,3 +51,11 @@ escalate contains finding("net.route-override", sprintf("routes the request thro
 	not loopback_host(effect_host(e.target))
 	not egress_allowed(e)
 }
+
+# This host's shell offered through a vendor relay to whoever signs in (code tunnel): remote
+# access a human should approve.
+escalate contains finding("net.remote-access", sprintf("%s offers this host's shell through a relay", [e.program])) if {
+	some e in input.effects
+	e.kind == "listen"
+	e.detail == "remote access"
+}

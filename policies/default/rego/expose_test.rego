@@ -80,3 +80,8 @@ test_bind_in_a_container_not_judged_here if {
 	r := object.union(eff("listen", "0.0.0.0", "socat", "relay"), {"remote": "pod:api-0"})
 	not "net.relay-exposed" in rules(shield.deny) with input as act([r])
 }
+
+test_remote_access_relay_escalates if {
+	"net.remote-access" in rules(shield.escalate) with input as act([eff("listen", "code tunnel", "code", "remote access")])
+	not "net.remote-access" in rules(shield.escalate) with input as act([eff("listen", "8080", "ssh", "tunnel -L")])
+}
