@@ -64,6 +64,9 @@ func TestLocalTargets(t *testing.T) {
 		{name: "read loop over git ls-files", cmd: `while read -r f; do gofmt -l "$f"; done < <(git ls-files '*.go')`, unres: false},
 		{name: "read loop over a file", cmd: `while read -r f; do rm -rf "$f"; done < list.txt`, unres: true},
 		{name: "read loop over find /", cmd: `while read -r f; do rm -rf "$f"; done < <(find / -name x)`, unres: true},
+		{name: "read loop piped from git ls-files", cmd: `git ls-files | while read -r f; do wc -l "$f"; done`, unres: false},
+		{name: "read loop piped from a file", cmd: `cat list.txt | while read -r f; do rm -rf "$f"; done`, unres: true},
+		{name: "read loop piped from a filter", cmd: `git ls-files | grep x | while read -r f; do rm "$f"; done`, unres: true},
 		{name: "read of two variables", cmd: `while read -r a b; do rm -rf "$b"; done < <(git ls-files)`, unres: true},
 		// Spark.
 		{name: "spark local master", cmd: "spark-submit --master local[4] jobs/a.py --in data", unres: false,
