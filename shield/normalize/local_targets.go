@@ -265,18 +265,28 @@ func (w *walker) sparkMaster(pa parsedArgs, name string) {
 }
 
 // readLoopOverListing: a while loop whose condition is `read [-r] NAME` (IFS= allowed) and whose
-// input is a process substitution of a listing command (listingStmts: git ls-files, find without
-// actions, under the working directory in the workspace); returns NAME, or "".
+// input is a process substitution of a listing command, or the pipeline stage before it is one
+// (listingStmts: git ls-files, find without actions, under the working directory in the
+// workspace); returns NAME, or "".
 func (w *walker) readLoopOverListing(c *syntax.WhileClause, st *syntax.Stmt) string {
-	if c.Until || len(c.Cond) != 1 || len(st.Redirs) != 1 {
+	listed := w.listedInput
+	w.listedInput = false // the loop's own commands read no pipe of it
+	if c.Until || len(c.Cond) != 1 {
 		return ""
 	}
-	r := st.Redirs[0]
-	if r.Op != syntax.RdrIn || r.N != nil || r.Word == nil || len(r.Word.Parts) != 1 {
-		return ""
-	}
-	ps, ok := r.Word.Parts[0].(*syntax.ProcSubst)
-	if !ok || ps.Op != syntax.CmdIn || !w.listingStmts(ps.Stmts) {
+	switch {
+	case listed && len(st.Redirs) == 0:
+		// git ls-files | while read -r f; do …; done
+	case len(st.Redirs) == 1:
+		r := st.Redirs[0]
+		if r.Op != syntax.RdrIn || r.N != nil || r.Word == nil || len(r.Word.Parts) != 1 {
+			return ""
+		}
+		ps, ok := r.Word.Parts[0].(*syntax.ProcSubst)
+		if !ok || ps.Op != syntax.CmdIn || !w.listingStmts(ps.Stmts) {
+			return ""
+		}
+	default:
 		return ""
 	}
 	cond := c.Cond[0]

@@ -19,9 +19,12 @@ type frame struct {
 }
 
 type walker struct {
-	s       *state
-	vars    map[string]string // variables assigned literal values earlier in the script
-	inSubst int               // > 0 while walking a command or process substitution
+	s *state
+	// listedInput: the statement being walked reads, on standard input, the output of the
+	// pipeline stage before it, which is a listing command (listingStmts).
+	listedInput bool
+	vars        map[string]string // variables assigned literal values earlier in the script
+	inSubst     int               // > 0 while walking a command or process substitution
 	// substBytes: bytes of known variable values substituted into the current statement's words,
 	// bounded by maxExpandedArgv.
 	substBytes int
@@ -222,7 +225,9 @@ func (w *walker) stmt(f frame, st *syntax.Stmt, pipe bool, idx int, bg bool) {
 				if i > 0 {
 					x.pipeRoots = w.listedRoots(effStarts[i-1], len(w.s.act.Effects))
 				}
+				w.listedInput = i > 0 && w.listingStmts(parts[i-1:i])
 				w.stmt(f, p, true, i, bg)
+				w.listedInput = false
 			}
 			x.pipeRoots = prevRoots
 			w.pipedScripts(f, starts)

@@ -208,3 +208,20 @@ system_package_word_ok(a, _) if {
 	regex.match(`^[a-z0-9][a-z0-9+._-]*(:[a-z0-9]+)?(=[A-Za-z0-9.:~+_-]+)?$`, a)
 	not regex.match(`\.(deb|rpm|apk)$`, a)
 }
+
+# ---------------------------------------------------------------------------------------------
+# Decision: sourcing a toolchain manager's init script from a home directory (the list in
+# shield/local/data.yaml) is what the developer's login shell does; the read and the sourcing are
+# inside. Any other file sourced from outside the workspace stays outside.
+inside(e) if {
+	e.kind in {"read", "exec"}
+	not e.unresolved
+	not e.sensitive
+	e.program in {".", "source"}
+	toolchain_init_script(e.target)
+}
+
+toolchain_init_script(p) if {
+	some s in local_cfg.toolchain_init_scripts
+	regex.match(concat("", [`^(/home/[^/]+|/root|/Users/[^/]+)/`, replace(s, ".", `\.`), `$`]), p)
+}

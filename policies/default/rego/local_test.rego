@@ -1,0 +1,136 @@
+# Tests of the local-target decisions (local.rego) on actions as the normaliser builds them.
+package shield.local_test
+
+import rego.v1
+
+import data.shield
+
+rules(set) := {f.rule | some f in set}
+
+exec(command, cmds, effects) := {
+	"tool": "Bash", "class": "exec", "command": command, "commands": cmds, "paths": [], "urls": [], "strings": [command],
+	"args": {"command": command}, "recipients": [], "body": "", "content": "", "prompt": "", "method": "", "parse_error": "",
+	"truncated": false, "effects": effects, "flows": [], "unresolved": [], "unknown_programs": [], "workspace": "/w",
+}
+
+cmd(name, args) := {"name": name, "args": args, "env": [], "redirects": [], "pipe": false, "pipe_index": 0, "sudo": false}
+
+scmd(name, args, env) := {"name": name, "args": args, "env": env, "redirects": [], "pipe": false, "pipe_index": 0, "sudo": true}
+
+eff(kind, target, program, detail, remote) := {
+	"kind": kind, "target": target, "program": program, "detail": detail, "in_workspace": false,
+	"sensitive": false, "unresolved": false, "remote": remote,
+}
+
+allowed(inp) if "exec.known-effects" in rules(shield.allow) with input as inp
+
+# ---- local clusters
+
+test_local_cluster_delete_allowed if {
+	allowed(exec("k", [cmd("kubectl", ["--context", "kind-dev", "delete", "po", "x"])], [eff("delete", "cluster", "kubectl", "cluster", "local-cluster:kind-dev")]))
+}
+
+test_unmarked_cluster_delete_not_allowed if {
+	not allowed(exec("k", [cmd("kubectl", ["delete", "po", "x"])], [eff("delete", "cluster", "kubectl", "cluster", "")]))
+}
+
+test_local_pod_network_command_not_allowed if {
+	not allowed(exec("k", [cmd("kubectl", [])], [eff("exec", "pod:api", "kubectl", "curl http://203.0.113.1/x", "local-cluster:pod:api")]))
+}
+
+# ---- development databases
+
+test_local_dev_db_truncate_allowed if {
+	allowed(exec("p", [cmd("psql", [])], [eff("delete", "database:localhost", "psql", "database TRUNCATE", "local-db:app_test")]))
+}
+
+test_unmarked_loopback_truncate_not_allowed if {
+	not allowed(exec("p", [cmd("psql", [])], [eff("delete", "database:localhost", "psql", "database TRUNCATE", "")]))
+}
+
+test_marked_remote_db_not_allowed if {
+	not allowed(exec("p", [cmd("psql", [])], [eff("delete", "database:db.example", "psql", "database TRUNCATE", "local-db:app_test")]))
+}
+
+# ---- caches, public keys, listings
+
+test_cache_delete_allowed if {
+	allowed(exec("r", [cmd("rm", [])], [eff("delete", "/home/u/.cache/go-build", "rm", "user_cache", "")]))
+}
+
+test_home_delete_not_allowed if {
+	not allowed(exec("r", [cmd("rm", [])], [eff("delete", "/home/u/.cache", "rm", "", "")]))
+}
+
+test_public_key_read_allowed if {
+	allowed(exec("c", [cmd("cat", [])], [eff("read", "/home/u/.ssh/id_ed25519.pub", "cat", "", "")]))
+}
+
+test_sensitive_key_read_not_allowed if {
+	e := object.union(eff("read", "/home/u/.ssh/id_ed25519.pub", "cat", "ssh_key", ""), {"sensitive": true})
+	not allowed(exec("c", [cmd("cat", [])], [e]))
+}
+
+test_home_listing_allowed if {
+	allowed(exec("l", [cmd("ls", ["-la", "/home/u/.ssh"])], [eff("read", "/home/u/.ssh", "ls", "ssh_key", "")]))
+}
+
+test_recursive_home_listing_not_allowed if {
+	not allowed(exec("l", [cmd("ls", ["-laR", "/home/u/.ssh"])], [eff("read", "/home/u/.ssh", "ls", "ssh_key", "")]))
+}
+
+test_home_read_by_cat_not_allowed if {
+	not allowed(exec("c", [cmd("cat", ["/home/u/.config/x"])], [eff("read", "/home/u/.config/x", "cat", "", "")]))
+}
+
+# ---- dangling images
+
+test_dangling_prune_allowed if {
+	allowed(exec("d", [cmd("docker", ["image", "prune", "-f"])], [eff("delete", "image", "docker", "image", "")]))
+}
+
+test_prune_all_not_allowed if {
+	not allowed(exec("d", [cmd("docker", ["image", "prune", "-a", "-f"])], [eff("delete", "image", "docker", "image", "")]))
+}
+
+# ---- distro packages under sudo
+
+apt_effects := [
+	eff("privilege", "root", "apt-get", "package_manager", ""), eff("install", "libpq-dev", "apt-get", "registry", ""),
+	eff("privilege", "root", "sudo", "sudo", ""),
+]
+
+test_sudo_apt_install_allowed if {
+	allowed(exec("s", [cmd("sudo", ["apt-get", "install", "-y", "libpq-dev"]), scmd("apt-get", ["install", "-y", "libpq-dev"], [])], apt_effects))
+}
+
+test_sudo_apt_install_option_not_allowed if {
+	not allowed(exec("s", [cmd("sudo", ["apt-get", "install", "-o", "Dpkg::Pre-Invoke::=x", "libpq-dev"]), scmd("apt-get", ["install", "-o", "Dpkg::Pre-Invoke::=x", "libpq-dev"], [])], apt_effects))
+}
+
+test_sudo_apt_install_deb_not_allowed if {
+	effs := [eff("privilege", "root", "apt-get", "package_manager", ""), eff("install", "/w/x.deb", "apt-get", "path", ""), eff("privilege", "root", "sudo", "sudo", "")]
+	not allowed(exec("s", [cmd("sudo", ["apt-get", "install", "./x.deb"]), scmd("apt-get", ["install", "./x.deb"], [])], effs))
+}
+
+test_sudo_with_options_not_allowed if {
+	not allowed(exec("s", [cmd("sudo", ["-E", "apt-get", "install", "libpq-dev"]), scmd("apt-get", ["install", "libpq-dev"], [])], apt_effects))
+}
+
+test_second_root_command_not_allowed if {
+	cmds := [
+		cmd("sudo", ["apt-get", "install", "libpq-dev"]), scmd("apt-get", ["install", "libpq-dev"], []),
+		cmd("sudo", ["chmod", "4755", "/bin/bash"]), scmd("chmod", ["4755", "/bin/bash"], []),
+	]
+	not allowed(exec("s", cmds, apt_effects))
+}
+
+# ---- toolchain init scripts
+
+test_nvm_init_allowed if {
+	allowed(exec(". ~/.nvm/nvm.sh", [cmd(".", ["/home/u/.nvm/nvm.sh"])], [eff("read", "/home/u/.nvm/nvm.sh", ".", "", ""), eff("exec", "/home/u/.nvm/nvm.sh", ".", "file", "")]))
+}
+
+test_tmp_init_not_allowed if {
+	not allowed(exec(". /tmp/nvm.sh", [cmd(".", ["/tmp/nvm.sh"])], [eff("read", "/tmp/nvm.sh", ".", "", ""), eff("exec", "/tmp/nvm.sh", ".", "file", "")]))
+}
