@@ -49,6 +49,11 @@ test_search_rooted_at_home_escalates if {
 	not "files.read-outside-envelope" in rules(shield.escalate) with input as act("file_search", [eff("read", "/home/user/project", "", true)])
 }
 
+test_copy_tool_source_outside_escalates if {
+	"files.read-outside-envelope" in rules(shield.escalate) with input as act("file_move", [eff("read", "/var/lib/app/state.json", "", false), eff("write", "/home/user/project/state.json", "", true)])
+	not "files.read-outside-envelope" in rules(shield.escalate) with input as act("file_move", [eff("read", "/home/user/Downloads/logo.png", "", false), eff("write", "/home/user/project/logo.png", "", true)])
+}
+
 test_exec_not_judged_here if {
 	not "files.read-outside-envelope" in rules(shield.escalate) with input as act("exec", [eff("read", "/home/user/.aptos/config.yaml", "", false)])
 }
