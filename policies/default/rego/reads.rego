@@ -72,6 +72,7 @@ search_reaches_secrets(t) if t in {"/", "/etc", "/opt", "/var", "/srv"}
 # A user's own document: below a home directory or a data mount, no hidden element, no secret word.
 home_document(t) if {
 	regex.match(`^(/home/[^/]+|/Users/[^/]+)/[^.][^/]*(/[^./][^/]*)*$`, t)
+	not regex.match(`^/(home|Users)/[^/]+/(Library|AppData|snap)(/|$)`, t) # applications' own state (macOS, Windows, snaps)
 	visible_document(t)
 }
 

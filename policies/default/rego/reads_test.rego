@@ -40,6 +40,7 @@ test_read_tool_ordinary_locations_not_escalated if {
 test_read_tool_secret_named_document_escalates if {
 	"files.read-outside-envelope" in rules(shield.escalate) with input as act("file_read", [eff("read", "/home/user/documents/passwords.txt", "", false)])
 	"files.read-outside-envelope" in rules(shield.escalate) with input as act("file_read", [eff("read", "/mnt/backup/.ssh-old/id", "", false)])
+	"files.read-outside-envelope" in rules(shield.escalate) with input as act("file_read", [eff("read", "/Users/alice/Library/Application Support/App/config.json", "", false)])
 }
 
 test_search_rooted_at_home_escalates if {
