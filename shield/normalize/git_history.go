@@ -130,6 +130,9 @@ func (w *walker) historySecrets(c *Command, args words) {
 			revs++
 		}
 	}
+	if afterDashes && len(ops) > 0 && (sub == "diff" || sub == "log" || sub == "show" || sub == "whatchanged" || sub == "difftool" || sub == "diff-tree") {
+		revs = len(ops) // before "--" every operand is a revision (v1.2.0, main, release/2.1)
+	}
 	patch := sub != "log" || hasAnyOpt(opts, "-p", "-u", "--patch", "--full-diff", "-U", "--unified")
 	for o := range opts {
 		if strings.HasPrefix(o, "-U") {

@@ -32,7 +32,9 @@ var secretDirNameRE = regexp.MustCompile(`(?i)^(secrets?|secrets?\.d|credentials
 var secretNameSkipElem = set("node_modules", "site-packages", "dist-packages", "vendor", "lib", "lib64", "include", "doc", "docs",
 	"man", "locale", "src", "extensions", "toolchains", "versions", "candidates", "pkgs", "caches", "cache", ".cache", "__pycache__",
 	"registry", "repository", "mod", "test", "tests", "examples", "share-doc", ".npm", ".cargo", ".rustup", ".nvm", ".pyenv", ".m2",
-	".gradle", ".vscode", ".vscode-server", ".cursor-server", ".git", "python3", "gems", "bundle", "jdk", "node")
+	".gradle", ".vscode", ".vscode-server", ".cursor-server", ".git", "python3", "gems", "bundle", "jdk", "node",
+	// package managers' and security frameworks' records name packages (passwd, libsecret-1-0)
+	"dpkg", "rpm", "apt", "pacman", "yum", "dnf", "snapd", "flatpak", "apparmor.d", "selinux", "alternatives", "X11", "fonts")
 
 // secretNameSkipExt: source, documentation, media and package files.
 var secretNameSkipExt = set(".py", ".pyc", ".pyi", ".js", ".mjs", ".cjs", ".ts", ".tsx", ".jsx", ".rb", ".go", ".rs", ".java", ".class",

@@ -34,6 +34,7 @@ func TestSecretNames(t *testing.T) {
 		{"/home/user/.cargo/registry/src/index/proc-macro2/src/token.rs", ""}, {"/home/user/.nvm/versions/node/v20/lib/node_modules/npm/lib/commands/token.js", ""},
 		{"/home/user/project/src/secrets.ts", ""}, {"/home/user/project/.github/workflows/secret-scan.yml", ""}, {"/home/user/project/config/credentials.yml.enc", ""},
 		{"/home/user/documents/passwords-policy.md", ""}, {"/usr/share/man/man5/passwd.5.gz", ""}, {"/etc/secret-notes.md", ""},
+		{"/var/lib/dpkg/info/passwd.list", ""}, {"/var/lib/dpkg/info/libsecret-1-0:amd64.md5sums", ""}, {"/etc/apparmor.d/usr.bin.passwd", ""},
 		{"/home/user/.config/nvim/init.lua", ""}, {"/home/user/.vimrc", ""}, {"/var/lib/apt/lists/deb.debian.org_dists", ""},
 	}
 	for _, tc := range tests {

@@ -3,7 +3,7 @@
 # A command that reads outside the workspace and the read roots leaves the positive-security
 # envelope (exec.outside-envelope, effects.rego); the same read through a file tool (Read,
 # read_file, read_text_file, view, read_many_files, read_multiple_files, get_file_info, list and
-# tree tools) or a search tool (Grep, Glob, grep_search, search_files, search_file_content …) must
+# tree tools, the source of a copy or move tool) or a search tool (Grep, Glob, grep_search, search_files, search_file_content …) must
 # not be ALLOWed by default either. Credential files are BLOCKed by their kind (files.read-secret,
 # effects.secret-read, effects.secret-search); this module escalates what is merely unknown:
 #
@@ -21,7 +21,7 @@ package shield
 
 import rego.v1
 
-structured_read_classes := {"file_read", "file_list", "file_search"}
+structured_read_classes := {"file_read", "file_list", "file_search", "file_move"}
 
 escalate contains finding("files.read-outside-envelope", sprintf("%s reads %s, outside the workspace and the read roots", [input.tool, e.target])) if {
 	input.class in structured_read_classes
@@ -72,6 +72,7 @@ search_reaches_secrets(t) if t in {"/", "/etc", "/opt", "/var", "/srv"}
 # A user's own document: below a home directory or a data mount, no hidden element, no secret word.
 home_document(t) if {
 	regex.match(`^(/home/[^/]+|/Users/[^/]+)/[^.][^/]*(/[^./][^/]*)*$`, t)
+	not regex.match(`^/(home|Users)/[^/]+/(Library|AppData|snap)(/|$)`, t) # applications' own state (macOS, Windows, snaps)
 	visible_document(t)
 }
 

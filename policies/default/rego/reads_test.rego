@@ -40,6 +40,7 @@ test_read_tool_ordinary_locations_not_escalated if {
 test_read_tool_secret_named_document_escalates if {
 	"files.read-outside-envelope" in rules(shield.escalate) with input as act("file_read", [eff("read", "/home/user/documents/passwords.txt", "", false)])
 	"files.read-outside-envelope" in rules(shield.escalate) with input as act("file_read", [eff("read", "/mnt/backup/.ssh-old/id", "", false)])
+	"files.read-outside-envelope" in rules(shield.escalate) with input as act("file_read", [eff("read", "/Users/alice/Library/Application Support/App/config.json", "", false)])
 }
 
 test_search_rooted_at_home_escalates if {
@@ -47,6 +48,11 @@ test_search_rooted_at_home_escalates if {
 	"files.read-outside-envelope" in rules(shield.escalate) with input as act("file_search", [eff("read", "/etc", "", false)])
 	not "files.read-outside-envelope" in rules(shield.escalate) with input as act("file_search", [eff("read", "/usr/include", "", false)])
 	not "files.read-outside-envelope" in rules(shield.escalate) with input as act("file_search", [eff("read", "/home/user/project", "", true)])
+}
+
+test_copy_tool_source_outside_escalates if {
+	"files.read-outside-envelope" in rules(shield.escalate) with input as act("file_move", [eff("read", "/var/lib/app/state.json", "", false), eff("write", "/home/user/project/state.json", "", true)])
+	not "files.read-outside-envelope" in rules(shield.escalate) with input as act("file_move", [eff("read", "/home/user/Downloads/logo.png", "", false), eff("write", "/home/user/project/logo.png", "", true)])
 }
 
 test_exec_not_judged_here if {
