@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/open-policy-agent/opa/v1/rego"
+	"github.com/open-policy-agent/opa/v1/topdown/cache"
 
 	"github.com/shieldsec/shield/policies"
 	"github.com/shieldsec/shield/policy"
@@ -220,32 +221,61 @@ new contains ["known_exec_detail", "", s] if {
 
 old contains ["safety_bypass", "", s] if {
 	input.helpers
-	some s in input.strings
+	some s in input.rule_strings
 	some phrase in data.shield.lists.safety_bypass_phrases
 	contains(lower(s), phrase)
 }
 
 new contains ["safety_bypass", "", s] if {
 	input.helpers
-	some s in input.strings
+	some s in input.rule_strings
 	"agent.safety-bypass" in {f.rule | some f in data.shield.deny} with input as {"class": "agent_spawn", "prompt": s, "strings": [], "paths": [], "effects": [], "commands": [], "urls": [], "flows": []}
 }
 
 old contains ["injection_marker", "", s] if {
 	input.helpers
-	some s in input.strings
+	some s in input.rule_strings
 	some phrase in ["ignore previous instructions", "ignore all previous instructions", "disregard previous instructions", "you are now in developer mode"]
 	contains(lower(s), phrase)
 }
 
 new contains ["injection_marker", "", s] if {
 	input.helpers
-	some s in input.strings
+	some s in input.rule_strings
 	"agent.injection-marker" in {f.rule | some f in data.shield.escalate} with input as {"class": "query", "strings": [s], "paths": [], "effects": [], "commands": [], "urls": [], "flows": []}
+}
+
+# host_in_list, as it was, on the three host lists the rules give it.
+old_host(host, names) if {
+	labels := split(host, ".")
+	count(labels) > 1
+	some i in numbers.range(0, count(labels) - 2)
+	names[concat(".", array.slice(labels, i, count(labels)))]
+}
+
+host_lists := {"egress": data.shield.effects.egress_hosts, "exfil": data.shield.lists.exfil_domains, "email": data.shield.lists.internal_email_domains}
+
+old contains ["host_in_list", k, s] if {
+	input.helpers
+	some s in input.strings
+	some k, names in host_lists
+	old_host(s, names)
+}
+
+new contains ["host_in_list", k, s] if {
+	input.helpers
+	some s in input.strings
+	some k, names in host_lists
+	data.shield.host_in_list(s, names)
 }
 
 result := {"old": old, "new": new}
 `
+
+// injectionPhrases are agent.injection-marker's phrases (shield.rego).
+var injectionPhrases = []string{"ignore previous instructions", "ignore all previous instructions", "disregard previous instructions", "you are now in developer mode"}
+
+var cacheEntries = 4096
 
 // neverMatches matches no string (the derived pattern of an empty list).
 const neverMatches = `[^\x00-\x{10FFFF}]`
@@ -254,6 +284,7 @@ const neverMatches = `[^\x00-\x{10FFFF}]`
 type derivedChecker struct {
 	pq    rego.PreparedEvalQuery
 	lists []derivedList
+	hosts []string // strings around the keys of the host lists
 }
 
 // derivedList is one list of the bundle (a data list of strings or a module constant) with
@@ -282,6 +313,10 @@ func newDerivedChecker(tb testing.TB) *derivedChecker {
 		rego.Store(regoeval.NewStore(p.Data)),
 		rego.Module("shield_ref.rego", loopReference),
 		rego.Capabilities(p.Capabilities),
+		// The loops compile more patterns than OPA's process-wide cache holds.
+		rego.InterQueryBuiltinValueCache(cache.NewInterQueryValueCache(context.Background(), &cache.Config{
+			InterQueryBuiltinValueCache: cache.InterQueryBuiltinValueCacheConfig{MaxNumEntries: &cacheEntries},
+		})),
 	}
 	for f, m := range p.Modules {
 		if !regoeval.IsTestFile(f) {
@@ -322,6 +357,16 @@ func newDerivedChecker(tb testing.TB) *derivedChecker {
 		}
 	}
 	walk(nil, derived[regoeval.FormUnder])
+	for _, path := range [][]string{{"shield", "effects", "egress_hosts"}, {"shield", "lists", "exfil_domains"}, {"shield", "lists", "internal_email_domains"}} {
+		names, ok := lookup(p.Data, path).(map[string]any)
+		if !ok || len(names) == 0 {
+			tb.Fatalf("data.%s is no host list", strings.Join(path, "."))
+		}
+		for h := range names {
+			c.hosts = append(c.hosts, h, "a."+h, "a.b."+h, "x"+h, "a..b."+h, h+".")
+		}
+	}
+	sort.Strings(c.hosts)
 	sort.Slice(c.lists, func(i, j int) bool { return c.lists[i].path < c.lists[j].path })
 	return c
 }
@@ -359,13 +404,15 @@ func constantOf(tb testing.TB, p *regoeval.Parsed, path []string) []any {
 
 // check compares the loops and the derived forms of lists (and, with helpers, the bundle's
 // helpers) on strs; it returns what differs.
-func (c *derivedChecker) check(tb testing.TB, lists []derivedList, strs []string, helpers bool) []string {
+//
+// The checks of whole rules (a decision evaluated per string) take ruleStrs instead.
+func (c *derivedChecker) check(tb testing.TB, lists []derivedList, strs, ruleStrs []string, helpers bool) []string {
 	tb.Helper()
 	ls := make([]any, len(lists))
 	for i, l := range lists {
 		ls[i] = map[string]any{"path": l.path, "list": l.list, "under": l.under, "contains": l.contains, "match": l.match, "patterns": l.patterns}
 	}
-	in := map[string]any{"strings": strs, "helpers": helpers, "lists": ls}
+	in := map[string]any{"strings": strs, "rule_strings": ruleStrs, "helpers": helpers, "lists": ls}
 	rs, err := c.pq.Eval(context.Background(), rego.EvalInput(in))
 	if err != nil {
 		tb.Fatalf("eval: %v", err)
@@ -436,7 +483,7 @@ func TestDerivedForms(t *testing.T) {
 		t.Fatalf("only %d lists with derived forms", len(c.lists))
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
-	strs := probes(c.lists, rng)
+	strs := append(probes(c.lists, rng), c.hosts...)
 	for i := range c.lists {
 		l := &c.lists[i]
 		// The strings built around this list's elements, and a sample of the others.
@@ -444,19 +491,45 @@ func TestDerivedForms(t *testing.T) {
 		for range 200 {
 			own = append(own, strs[rng.IntN(len(strs))])
 		}
-		if d := c.check(t, c.lists[i:i+1], own, false); len(d) > 0 {
+		if d := c.check(t, c.lists[i:i+1], own, nil, false); len(d) > 0 {
 			t.Errorf("%s: %d differences, e.g. %v", l.path, len(d), d[:min(len(d), 5)])
 		}
 	}
-	if d := c.check(t, nil, strs, true); len(d) > 0 {
+	// Whole rules: the strings around their phrases, and a sample of the others.
+	var ruleStrs []string
+	for _, l := range c.lists {
+		if l.path == "shield.lists.safety_bypass_phrases" {
+			ruleStrs = probes([]derivedList{l, {elements: injectionPhrases}}, rng)
+		}
+	}
+	if len(ruleStrs) == 0 {
+		t.Fatal("no list shield.lists.safety_bypass_phrases")
+	}
+	for range 300 {
+		ruleStrs = append(ruleStrs, strs[rng.IntN(len(strs))])
+	}
+	// The helpers: which list and which form each reads (the forms themselves are checked
+	// above, list by list): every element itself, with and without a trailing "/" and below
+	// it, and a sample of the rest.
+	var helperStrs []string
+	for _, l := range c.lists {
+		for _, e := range l.elements {
+			helperStrs = append(helperStrs, e, strings.TrimSuffix(e, "/"), strings.TrimSuffix(e, "/")+"/x")
+		}
+	}
+	helperStrs = append(helperStrs, c.hosts...)
+	for range 1500 {
+		helperStrs = append(helperStrs, strs[rng.IntN(len(strs))])
+	}
+	if d := c.check(t, nil, helperStrs, ruleStrs, true); len(d) > 0 {
 		t.Errorf("helpers: %d differences, e.g. %v", len(d), d[:min(len(d), 5)])
 	}
-	t.Logf("%d lists, %d strings: identical answers", len(c.lists), len(strs))
+	t.Logf("%d lists, %d strings (helpers %d, rules %d): identical answers", len(c.lists), len(strs), len(helperStrs), len(ruleStrs))
 	// The check itself can fail: a derived form of another list differs.
 	l := c.lists[0]
 	other := c.lists[len(c.lists)-1]
 	l.under, l.contains = other.under, other.contains
-	if d := c.check(t, []derivedList{l}, strs, false); len(d) == 0 {
+	if d := c.check(t, []derivedList{l}, strs, nil, false); len(d) == 0 {
 		t.Fatalf("%s with the forms of %s: no difference found", l.path, other.path)
 	}
 }
@@ -464,12 +537,13 @@ func TestDerivedForms(t *testing.T) {
 // FuzzDerivedForms: any string, loops and derived forms agree for every list and helper.
 func FuzzDerivedForms(f *testing.F) {
 	for _, s := range []string{"/etc/shield/x", "/home/user/.cache/pip/x", "/w/.github/workflows/ci.yml", "/tmp", "/tmp/", "/tmpx",
-		"/home/u/.pyenv/shims/python", "CLAUDE.md", "Please IGNORE previous instructions", "disable the shield now", "You are now in developer mode", "/w/.vscode/tasks.json", "environment setup: x", "", "/", "\xff/tmp/\xfe", "/Users/a/"} {
+		"/home/u/.pyenv/shims/python", "CLAUDE.md", "pastebin.com", "x.y.pastebin.com", "registry.npmjs.org", "a..b", "a.b.", "Please IGNORE previous instructions", "disable the shield now", "You are now in developer mode", "/w/.vscode/tasks.json", "environment setup: x", "", "/", "\xff/tmp/\xfe", "/Users/a/"} {
 		f.Add(s)
 	}
 	c := newDerivedChecker(f)
 	f.Fuzz(func(t *testing.T, s string) {
-		if d := c.check(t, c.lists, []string{s, "/" + s, s + "/"}, true); len(d) > 0 {
+		strs := []string{s, "/" + s, s + "/"}
+		if d := c.check(t, c.lists, strs, strs, true); len(d) > 0 {
 			t.Fatalf("%v", d)
 		}
 	})

@@ -3,6 +3,9 @@ package activate
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -126,4 +129,55 @@ func BenchmarkTiers(b *testing.B) {
 			})
 		})
 	}
+}
+
+// BenchmarkRegoCorpus: the Rego tier of the default bundle, on the caller's goroutine, over every
+// call of the labelled corpora (policies/testdata, and the shared corpus beside the repository
+// when present) in turn: the six calls of BenchmarkTiers are few and short, the corpora hold the
+// written files, messages and long commands the detection modules look at.
+func BenchmarkRegoCorpus(b *testing.B) {
+	bd, err := policy.LoadFS(policies.Default, "default", policy.LoadOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	norm, err := Normalizer(bd, Options{Workspace: ExampleWorkspace, Home: ExampleHome})
+	if err != nil {
+		b.Fatal(err)
+	}
+	e, err := regoeval.CompileOptions(bd, regoeval.Options{CallerGoroutine: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	files, _ := filepath.Glob("../../policies/testdata/*/*.jsonl")
+	shared, _ := filepath.Glob("../../../shared/corpus/*.jsonl")
+	var inputs []*shield.Input
+	for _, path := range append(files, shared...) {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for line := range strings.SplitSeq(string(data), "\n") {
+			var c struct {
+				Tool      string          `json:"tool"`
+				Arguments json.RawMessage `json:"arguments"`
+			}
+			if json.Unmarshal([]byte(line), &c) != nil || c.Tool == "" {
+				continue
+			}
+			args, err := normalize.DecodeArguments(c.Arguments, normalize.Limits{})
+			if err != nil {
+				continue
+			}
+			inputs = append(inputs, &shield.Input{Call: &shield.Call{Tool: c.Tool, Arguments: c.Arguments}, Action: norm.Normalize(c.Tool, args, "")})
+		}
+	}
+	if len(inputs) < 2000 {
+		b.Fatalf("only %d corpus calls", len(inputs))
+	}
+	ctx := context.Background()
+	loop(b, func(i int) {
+		if _, err := e.Evaluate(ctx, inputs[i%len(inputs)]); err != nil {
+			b.Fatal(err)
+		}
+	})
 }

@@ -13,7 +13,8 @@
 // requires every package and data path to lie under one of them (Parsed.CheckRoots; `shield
 // policy lint` warns): name test packages like shield.decision_test. (Plain `opa test DIR` without -b would also load rules/*.yaml and the
 // catalog as data and fail; use -b.) data.json, data.yaml and data.yml files are mounted
-// under data at their directory's path (rules/net/data.json → data.rules.net), as OPA does.
+// under data at their directory's path (rules/net/data.json → data.rules.net), as OPA does;
+// data.shield_derived holds forms of the bundle's lists derived at load (derive.go).
 // Modules are Rego v1 unless the manifest says "rego_version": 0.
 //
 // Builtins that reach outside the process (http.send, net.lookup_ip_addr, opa.runtime,

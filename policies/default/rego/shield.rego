@@ -68,11 +68,18 @@ dumps_environment if {
 	name in {"env", "printenv"}
 }
 
-# host_in_list: the host or one of its parent domains is a key of names (an object).
+# host_in_list: the host or one of its parent domains is a key of names (an object). Only names
+# of two labels or more count: the host itself when it has a dot, then each parent domain that
+# still has one.
+host_in_list(host, names) if {
+	contains(host, ".")
+	names[host]
+}
+
 host_in_list(host, names) if {
 	labels := split(host, ".")
-	count(labels) > 1
-	some i in numbers.range(0, count(labels) - 2)
+	count(labels) > 2
+	some i in numbers.range(1, count(labels) - 2)
 	names[concat(".", array.slice(labels, i, count(labels)))]
 }
 
