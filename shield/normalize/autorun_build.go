@@ -34,6 +34,7 @@ const (
 	autorunGradle  = "gradle"  // gradle.properties: JVM options and the JDK in properties
 	autorunMvnCfg  = "mvncfg"  // .mvn/maven.config: Maven's own options
 	autorunPyProj  = "pyproj"  // pyproject.toml: the build backend's own code path
+	autorunJust    = "just"    // justfile: indented recipe lines and backticks are shell
 )
 
 // autorunBuildKind: the kinds of this file, "" for none.
@@ -52,6 +53,10 @@ func autorunBuildKind(clean string) string {
 		return autorunShell
 	case base == "pyproject.toml":
 		return autorunPyProj
+	case base == "justfile" || base == ".justfile" || strings.HasSuffix(base, ".just"):
+		return autorunJust
+	case base == "taskfile.yml" || base == "taskfile.yaml" || base == "taskfile.dist.yml" || base == "taskfile.dist.yaml":
+		return autorunCI // go-task: cmds: lists are shell, read as CI steps are
 	}
 	return ""
 }
@@ -120,6 +125,17 @@ func autorunBuildCommands(kind, content string) []string {
 				out = append(out, "python3 "+shellQuoteArg(strings.TrimRight(q[1], "/")+"/__init__.py"))
 			}
 		}
+	case autorunJust:
+		var recipe []string
+		for _, l := range strings.Split(content, "\n") {
+			if t := strings.TrimLeft(l, " \t"); t != l && t != "" && !strings.HasPrefix(t, "#") {
+				recipe = append(recipe, strings.TrimLeft(t, "@-"))
+			}
+			for _, m := range justBacktickRE.FindAllStringSubmatch(l, 4) {
+				recipe = append(recipe, m[1])
+			}
+		}
+		out = append(out, strings.Join(joinContinued(recipe), "\n"))
 	case autorunMvnCfg:
 		var opts []string
 		for _, w := range strings.Fields(content) {
@@ -135,8 +151,9 @@ func autorunBuildCommands(kind, content string) []string {
 }
 
 var (
-	backendPathRE = regexp.MustCompile(`(?m)^\s*backend-path\s*=\s*\[([^\]]*)\]`)
-	quotedRE      = regexp.MustCompile(`["']([^"']+)["']`)
+	justBacktickRE = regexp.MustCompile("^[A-Za-z_][A-Za-z0-9_-]*\\s*:=\\s*`([^`]+)`")
+	backendPathRE  = regexp.MustCompile(`(?m)^\s*backend-path\s*=\s*\[([^\]]*)\]`)
+	quotedRE       = regexp.MustCompile(`["']([^"']+)["']`)
 )
 
 // autorunBuildFindings: what the build kinds do that is read from their data, not walked.

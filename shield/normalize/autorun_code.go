@@ -188,7 +188,7 @@ func autorunCommands(kind, content string) []string {
 var (
 	jsonPairRE  = regexp.MustCompile(`"([A-Za-z0-9_:.@/-]+)"\s*:\s*("(?:[^"\\]|\\.)*")`)
 	makeShellRE = regexp.MustCompile(`\$\(shell\s+([^)]*)\)`)
-	ciKeyRE     = regexp.MustCompile(`^(\s*)(?:-\s+)?(?:run|script|before_script|after_script|command|commands|entry|entrypoint|init|before|tasks?)\s*:\s*(.*)$`)
+	ciKeyRE     = regexp.MustCompile(`^(\s*)(?:-\s+)?(?:run|script|before_script|after_script|command|commands|cmds?|entry|entrypoint|init|before|tasks?)\s*:\s*(.*)$`)
 )
 
 // notebookCells: the sources of a notebook's code cells; content that is no notebook document
