@@ -87,6 +87,13 @@ func TestDestroyEffects(t *testing.T) {
 		{name: "az diagnostic settings", cmd: "az monitor diagnostic-settings delete -n x --resource r", want: []fx{audit}},
 		{name: "set +o history", cmd: "set +o history", want: []fx{audit}},
 		{name: "set -o pipefail", cmd: "set -euo pipefail", not: []fx{audit}},
+		{name: "wevtutil clear", unknown: []string{"wevtutil"}, cmd: "wevtutil cl Security", want: []fx{audit}},
+		{name: "wevtutil query", unknown: []string{"wevtutil"}, cmd: "wevtutil qe Security /c:5", not: []fx{audit}},
+		{name: "auditpol clear", unknown: []string{"auditpol"}, cmd: "auditpol /clear /y", want: []fx{audit}},
+		{name: "aa-teardown", cmd: "aa-teardown", want: []fx{{kind: "delete", target: "security_control"}}},
+		{name: "apparmor reload", cmd: "apparmor_parser -r /etc/apparmor.d/x", not: []fx{{kind: "delete", target: "security_control"}}, unknown: []string{"apparmor_parser"}},
+		{name: "flask downgrade base", cmd: "flask db downgrade base", want: []fx{unnamed}},
+		{name: "flask upgrade", cmd: "flask db upgrade", not: []fx{unnamed}},
 		// Volumes.
 		{name: "lvremove", cmd: "lvremove -fy vg0/postgres", want: []fx{vol}},
 		{name: "zfs destroy", cmd: "zfs destroy -r tank/home", want: []fx{vol}},
