@@ -90,7 +90,7 @@ func TestDestroyEffects(t *testing.T) {
 		{name: "wevtutil clear", unknown: []string{"wevtutil"}, cmd: "wevtutil cl Security", want: []fx{audit}},
 		{name: "wevtutil query", unknown: []string{"wevtutil"}, cmd: "wevtutil qe Security /c:5", not: []fx{audit}},
 		{name: "auditpol clear", unknown: []string{"auditpol"}, cmd: "auditpol /clear /y", want: []fx{audit}},
-		{name: "aa-teardown", cmd: "aa-teardown", want: []fx{{kind: "delete", target: "security_control"}}},
+		{name: "aa-teardown", unknown: []string{"aa-teardown"}, cmd: "aa-teardown", want: []fx{{kind: "delete", target: "security_control"}}},
 		{name: "apparmor reload", cmd: "apparmor_parser -r /etc/apparmor.d/x", not: []fx{{kind: "delete", target: "security_control"}}, unknown: []string{"apparmor_parser"}},
 		{name: "flask downgrade base", cmd: "flask db downgrade base", want: []fx{unnamed}},
 		{name: "flask upgrade", cmd: "flask db upgrade", not: []fx{unnamed}},
