@@ -140,6 +140,10 @@ func TestLookalikeOf(t *testing.T) {
 		{"pypi", "uvicorn[standard]", ""},
 		{"pypi", "torchmetrics", ""},
 		{"pypi", "scapy", ""},
+		{"pypi", "cattrs", ""}, // legitimate neighbours of popular names are listed themselves
+		{"pypi", "markdown2", ""},
+		{"pypi", "psycopg-binary", ""},
+		{"rubygems", "ffaker", ""},
 		{"npm", "react", ""},
 		{"npm", "preact", ""},
 		{"npm", "react@18.2.0", ""},
