@@ -155,7 +155,7 @@ func TestLookalikeOf(t *testing.T) {
 		{"npm", "pg", ""},
 		{"npm", "ws", ""},
 		{"crates", "serde-json", ""}, // crates.io folds '-' and '_'
-		{"crates", "tokoi", "tokio"},
+		{"crates", "tokioo", "tokio"},
 		{"rubygems", "rials", "rails"},
 		{"rubygems", "rails", ""},
 		{"nuget", "Newtonsoft.Json", ""}, // no list for the registry: nothing judged
