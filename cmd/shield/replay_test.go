@@ -50,6 +50,16 @@ func candidateBundle(t *testing.T) string {
 	if err := os.WriteFile(file, []byte(s), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Its Rego test follows, or the candidate's own tests refuse it.
+	file = filepath.Join(dir, "rego", "destroy_test.rego")
+	if text, err = os.ReadFile(file); err != nil {
+		t.Fatal(err)
+	}
+	s = strings.ReplaceAll(string(text), `"effects.disk-format" in rules(shield.deny) with input as act([{"kind": "privilege", "target": "root", "program": "nvme"`,
+		`"effects.disk-format" in rules(shield.escalate) with input as act([{"kind": "privilege", "target": "root", "program": "nvme"`)
+	if err := os.WriteFile(file, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	return dir
 }
 

@@ -30,6 +30,8 @@ const (
 	targetVCSHistory  = "vcs_history"
 	targetAuditTrail  = "audit_trail"
 	targetBlockVolume = "block_volume"
+	// targetSecurityControl: a host's confinement (AppArmor profiles) switched off.
+	targetSecurityControl = "security_control"
 )
 
 func (w *walker) destroyEffects(f frame, c *Command, ws words) {
@@ -54,6 +56,13 @@ func (w *walker) destroyEffects(f frame, c *Command, ws words) {
 		}
 	case "btrfs":
 		w.btrfsEffects(args)
+	case "wevtutil", "auditpol", "Clear-EventLog", "Remove-EventLog", "Limit-EventLog":
+		w.windowsAuditEffects(name, args)
+	case "aa-teardown", "aa-disable", "aa-complain", "apparmor_parser":
+		// AppArmor profiles unloaded or made advisory: the host's confinement is off.
+		if name != "apparmor_parser" || hasAnyArg(args, "-R", "--remove") {
+			w.s.addEffect(Effect{Kind: EffectDelete, Target: targetSecurityControl, Program: name, Detail: strings.TrimSpace(name + " " + strings.Join(args.argv, " "))})
+		}
 	case "mvn", "mvnw", "gradle", "gradlew", "sbt", "lein", "mix", "dart", "flutter", "deno", "jsr", "pod", "conan":
 		w.registryTaskEffects(name, args)
 	case "npx", "pnpx", "bunx":
@@ -157,6 +166,7 @@ var appDBTasks = map[string][][]string{
 	"knex":      {{"migrate:rollback", "+--all"}},
 	"typeorm":   {{"schema:drop"}},
 	"alembic":   {{"downgrade", "=base"}},
+	"flask":     {{"db", "downgrade", "=base"}, {"db", "downgrade", "=-all"}},
 	"flyway":    {{"clean"}},
 	"liquibase": {{"dropall"}, {"drop-all"}},
 	"mix":       {{"ecto.drop"}, {"ecto.reset"}, {"ecto.rollback", "+--all"}},
@@ -174,7 +184,7 @@ var appDBToolAliases = map[string]string{
 	"artisan": "artisan", "prisma": "prisma", "sequelize": "sequelize", "sequelize-cli": "sequelize", "knex": "knex",
 	"typeorm": "typeorm", "typeorm-ts-node-commonjs": "typeorm", "typeorm-ts-node-esm": "typeorm", "alembic": "alembic",
 	"flyway": "flyway", "liquibase": "liquibase", "mix": "mix", "dotnet-ef": "dotnet-ef", "diesel": "diesel",
-	"sqlx": "sqlx", "sqlx-cli": "sqlx", "goose": "goose", "dbmate": "dbmate", "ace": "ace",
+	"sqlx": "sqlx", "sqlx-cli": "sqlx", "goose": "goose", "dbmate": "dbmate", "ace": "ace", "flask": "flask",
 }
 
 // appDBTool peels the launchers that run a framework tool (npx, pnpm/yarn/bun exec, python
@@ -745,6 +755,46 @@ func (w *walker) auditOffEffects(name string, args words) {
 		w.s.addEffect(Effect{Kind: EffectDelete, Target: targetAuditTrail, Program: name, Detail: name + " " + strings.Join(row, " ")})
 		return
 	}
+}
+
+// windowsAuditEffects: Windows event logs cleared (wevtutil cl, Clear-EventLog) or audit policy
+// cleared or disabled (auditpol /clear, /remove, /set … /success:disable).
+func (w *walker) windowsAuditEffects(name string, args words) {
+	off := false
+	switch name {
+	case "wevtutil":
+		off = len(args.argv) > 0 && strings.EqualFold(args.argv[0], "cl") || len(args.argv) > 0 && strings.EqualFold(args.argv[0], "clear-log") ||
+			len(args.argv) > 0 && (strings.EqualFold(args.argv[0], "sl") || strings.EqualFold(args.argv[0], "set-log")) && hasArgPrefixFold(args, "/e:false", "/enabled:false")
+	case "auditpol":
+		off = hasArgPrefixFold(args, "/clear", "/remove", "/success:disable", "/failure:disable")
+	default:
+		off = true
+	}
+	if off {
+		w.s.addEffect(Effect{Kind: EffectDelete, Target: targetAuditTrail, Program: name, Detail: strings.TrimSpace(name + " " + strings.Join(args.argv, " "))})
+	}
+}
+
+func hasAnyArg(args words, xs ...string) bool {
+	for _, a := range args.argv {
+		for _, x := range xs {
+			if a == x {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func hasArgPrefixFold(args words, xs ...string) bool {
+	for _, a := range args.argv {
+		for _, x := range xs {
+			if len(a) >= len(x) && strings.EqualFold(a[:len(x)], x) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // ---------------------------------------------------------------------------------------------

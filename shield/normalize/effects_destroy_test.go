@@ -87,6 +87,13 @@ func TestDestroyEffects(t *testing.T) {
 		{name: "az diagnostic settings", cmd: "az monitor diagnostic-settings delete -n x --resource r", want: []fx{audit}},
 		{name: "set +o history", cmd: "set +o history", want: []fx{audit}},
 		{name: "set -o pipefail", cmd: "set -euo pipefail", not: []fx{audit}},
+		{name: "wevtutil clear", unknown: []string{"wevtutil"}, cmd: "wevtutil cl Security", want: []fx{audit}},
+		{name: "wevtutil query", unknown: []string{"wevtutil"}, cmd: "wevtutil qe Security /c:5", not: []fx{audit}},
+		{name: "auditpol clear", unknown: []string{"auditpol"}, cmd: "auditpol /clear /y", want: []fx{audit}},
+		{name: "aa-teardown", unknown: []string{"aa-teardown"}, cmd: "aa-teardown", want: []fx{{kind: "delete", target: "security_control"}}},
+		{name: "apparmor reload", cmd: "apparmor_parser -r /etc/apparmor.d/x", not: []fx{{kind: "delete", target: "security_control"}}, unknown: []string{"apparmor_parser"}},
+		{name: "flask downgrade base", cmd: "flask db downgrade base", want: []fx{unnamed}},
+		{name: "flask upgrade", cmd: "flask db upgrade", not: []fx{unnamed}},
 		// Volumes.
 		{name: "lvremove", cmd: "lvremove -fy vg0/postgres", want: []fx{vol}},
 		{name: "zfs destroy", cmd: "zfs destroy -r tank/home", want: []fx{vol}},
@@ -133,6 +140,10 @@ func TestLookalikeOf(t *testing.T) {
 		{"pypi", "uvicorn[standard]", ""},
 		{"pypi", "torchmetrics", ""},
 		{"pypi", "scapy", ""},
+		{"pypi", "cattrs", ""}, // legitimate neighbours of popular names are listed themselves
+		{"pypi", "markdown2", ""},
+		{"pypi", "psycopg-binary", ""},
+		{"rubygems", "ffaker", ""},
 		{"npm", "react", ""},
 		{"npm", "preact", ""},
 		{"npm", "react@18.2.0", ""},
@@ -144,7 +155,7 @@ func TestLookalikeOf(t *testing.T) {
 		{"npm", "pg", ""},
 		{"npm", "ws", ""},
 		{"crates", "serde-json", ""}, // crates.io folds '-' and '_'
-		{"crates", "tokoi", "tokio"},
+		{"crates", "tokioo", "tokio"},
 		{"rubygems", "rials", "rails"},
 		{"rubygems", "rails", ""},
 		{"nuget", "Newtonsoft.Json", ""}, // no list for the registry: nothing judged

@@ -20,6 +20,8 @@ irreversible_delete_targets := {
 	"cocoapods": "removes a published package version from the registry for every consumer",
 	"conan": "removes a published package version from the registry for every consumer",
 	"audit_trail": "stops or deletes the record of what happens (audit logging, detection)",
+	"security_control": "switches off the host's confinement (security profiles unloaded)",
+	"database_cluster": "drops a database cluster and its data directory",
 }
 
 deny contains finding("effects.irreversible-delete", sprintf("%s (%s)", [irreversible_delete_targets[e.target], e.detail])) if {
