@@ -403,6 +403,9 @@ func (c *Catalog) Lookup(tool string) (e *Entry, ok bool) {
 		return e, true
 	}
 	for _, g := range c.globs {
+		if g.entry.Class == ClassQuery && !readOnlyToolName(tool) {
+			continue // a read-only class by name only needs a read-only name (name_class.go)
+		}
 		if m, _ := path.Match(g.pattern, lt); m {
 			return g.entry, true
 		}

@@ -166,6 +166,14 @@ func (n *Normalizer) normalize(ctx context.Context, tool string, args map[string
 	s.cwd = base
 	act.Cwd = base
 
+	if depth == 0 {
+		// A structured tool that stands for a command line (cli_equivalent.go) is that command.
+		if cmd := cliEquivalent(tool, args); cmd != "" {
+			inner := n.normalize(ctx, cliEquivalentTool, map[string]any{"command": cmd}, cwd, depth+1)
+			inner.Tool, inner.Args = tool, args
+			return inner
+		}
+	}
 	e, known := n.cat.Lookup(tool)
 	if known && e.Delegate != nil {
 		if inner := n.delegate(ctx, e, args, cwd, depth); inner != nil {
