@@ -518,3 +518,34 @@ func init() {
 	cliBuilders["interact_with_process"] = func(w *cliWords) { processInput(w, "input") }
 	cliBuilders["computer"] = computerTyping
 }
+
+// gooseAutomation: Goose computercontroller__automation_script {language, script} runs the script
+// with the language's interpreter.
+func gooseAutomation(w *cliWords) {
+	script := w.str("script")
+	if strings.TrimSpace(script) == "" {
+		w.bad = true
+		return
+	}
+	switch strings.ToLower(w.str("language")) {
+	case "shell", "bash", "sh", "zsh":
+		w.lit(script)
+		w.n += len(script)
+	case "ruby":
+		w.lit("ruby", "-e")
+		w.word(script)
+	case "powershell", "pwsh":
+		w.lit("pwsh", "-Command")
+		w.word(script)
+	case "applescript":
+		w.lit("osascript", "-e")
+		w.word(script)
+	case "python", "python3":
+		w.lit("python3", "-c")
+		w.word(script)
+	default:
+		w.bad = true
+	}
+}
+
+func init() { cliBuilders["computercontroller__automation_script"] = gooseAutomation }
