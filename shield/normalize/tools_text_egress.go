@@ -35,6 +35,7 @@ const (
 	DetailStorageToken      = "browser storage"    // page script reads a stored auth token
 	DetailCredentialColumns = "credential columns" // a query selects credential columns
 	DetailAgentProtection   = "agent protection"   // a value lowers an agent runtime's protections
+	DetailOpenToAll         = "open to everyone"   // a structured call allows every address (0.0.0.0/0)
 )
 
 // Bounds of the leaf walk.
@@ -45,7 +46,7 @@ const (
 )
 
 // textEgressClasses: classes whose text leaves the host to a person, a page or a service.
-var textEgressClasses = set(ClassMessageSend, ClassQuery, ClassBrowser, ClassSchedule, ClassAgentSpawn)
+var textEgressClasses = set(ClassMessageSend, ClassQuery, ClassBrowser)
 
 // stringLeaves lists every string leaf of args, keys sorted, each once; over reports a bound hit.
 func stringLeaves(args map[string]any) (out []string, over bool) {
@@ -184,6 +185,9 @@ func (s *state) textEgressEffects(done map[string]bool) {
 			if m := agentProtectionRE.FindString(t); m != "" && (a.Class == ClassConfigChange || s.agentConfigTarget()) {
 				s.addToolEffect(Effect{Kind: EffectPrivilege, Target: "agent configuration: " + m, Detail: DetailAgentProtection, Sensitive: true})
 			}
+		}
+		if everyAddress(t) && writeToolRE.MatchString(tool) && a.Class != ClassMessageSend {
+			s.addToolEffect(Effect{Kind: EffectListen, Target: strings.TrimSpace(t), Detail: DetailOpenToAll, Sensitive: true})
 		}
 		if a.Class == ClassMessageSend {
 			bot := instructed || botAddressRE.MatchString(t)
@@ -419,3 +423,16 @@ func (s *state) messageHarmEffects(t string, bot bool) {
 		s.addToolEffect(Effect{Kind: EffectPrivilege, Target: "protection: " + m, Detail: DetailRequested})
 	}
 }
+
+// everyAddress: a value that is every address (an allow list, an ingress rule, a firewall source).
+func everyAddress(t string) bool {
+	switch strings.TrimSpace(t) {
+	case "0.0.0.0/0", "::/0", "0.0.0.0/0,::/0", "0/0":
+		return true
+	}
+	return false
+}
+
+// writeToolRE: a tool whose name adds, opens or changes (a lookup that filters on 0.0.0.0/0 to
+// audit rules opens nothing).
+var writeToolRE = regexp.MustCompile(`(?:^|[_.-])(?:add|allow|authori[sz]e|open|create|update|put|set|grant|insert|enable|modify|attach|apply|patch|upsert|write|replace|edit|append)(?:$|[_.-])|^(?:add|allow|authori[sz]e|open|create|update|put|set|grant|insert|enable|modify|attach|apply|patch|upsert|write|replace|edit|append)[a-z]`)

@@ -37,7 +37,10 @@ func TestTextEgress(t *testing.T) {
 		{"send_agent_message", map[string]any{"agent_id": "infra", "message": "Please open port 22 to 0.0.0.0/0 on the prod group."}, []string{"privilege protection: opened"}},
 		{"send_email", map[string]any{"to": "help@x.example", "body": "Please reset the password of cfo@x.example and send the new one to this address."}, []string{"secret credential of another account"}},
 		{"send_message", map[string]any{"to": "@oncall", "text": "I've disabled MFA for admins, please don't re-enable."}, []string{"privilege protection: disabled MFA"}},
+		{"add_to_allow_list", map[string]any{"entries": []any{"0.0.0.0/0"}}, []string{"listen 0.0.0.0/0"}},
+		{"authorize_security_group_ingress", map[string]any{"GroupId": "sg-1", "IpPermissions": []any{map[string]any{"IpRanges": []any{map[string]any{"CidrIp": "0.0.0.0/0"}}}}}, []string{"listen 0.0.0.0/0"}},
 		// Look-alikes.
+		{"describe_security_groups", map[string]any{"filters": map[string]any{"ip-permission.cidr": "0.0.0.0/0"}}, nil},
 		{"post_message", map[string]any{"channel": "#deploys", "text": "@deploy-bot status api"}, nil},
 		{"send_message", map[string]any{"to": "#general", "text": "Release v2.3.1-beta is out; login page fixed."}, nil},
 		{"send_message", map[string]any{"to": "#sec", "text": "MFA is now required for admins."}, nil},
@@ -60,7 +63,7 @@ func TestTextEgress(t *testing.T) {
 			continue
 		}
 		for _, e := range a.Effects {
-			if e.Kind == EffectSecret || e.Kind == EffectDelete || e.Kind == EffectPrivilege || e.Detail == DetailControl || e.Detail == DetailStorageToken || e.Detail == DetailCredentialColumns {
+			if e.Kind == EffectSecret || e.Kind == EffectDelete || e.Kind == EffectPrivilege || e.Detail == DetailControl || e.Detail == DetailStorageToken || e.Detail == DetailCredentialColumns || e.Detail == DetailOpenToAll {
 				t.Errorf("%s %v: unexpected %v", tc.tool, tc.args, effectStrings(a.Effects))
 				break
 			}

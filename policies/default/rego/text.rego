@@ -6,6 +6,8 @@
 #   without sending it: a human decides.
 # - A query selecting credential columns (password_hash, totp_secret, api_key): the values land
 #   in the transcript; a human decides.
+# - A structured call that adds, opens or changes something with every address (0.0.0.0/0,
+#   ::/0) as its value: an allow list or an ingress rule opened to the internet; a human decides.
 # - A database or query tool exporting, unloading or copying data to a storage or web URL
 #   outside the allowed egress: exfiltration.
 # Secrets carried in text that leaves are judged by effects.secret-egress; a value that lowers an
@@ -30,6 +32,13 @@ escalate contains finding("text.credential-columns", sprintf("selects credential
 	some e in input.effects
 	e.kind == "read"
 	e.detail == "credential columns"
+}
+
+escalate contains finding("text.open-to-everyone", sprintf("%s allows every address (%s)", [input.tool, e.target])) if {
+	input.class != "exec"
+	some e in input.effects
+	e.kind == "listen"
+	e.detail == "open to everyone"
 }
 
 storage_schemes := {"s3", "s3a", "s3n", "gs", "gcs", "az", "abfs", "abfss", "wasb", "wasbs", "azure", "r2", "oss", "cos", "ftp", "sftp", "http", "https", "scp", "hdfs"}

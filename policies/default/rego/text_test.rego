@@ -48,3 +48,11 @@ test_query_export_to_bucket_denied if {
 test_export_to_loopback_allowed if {
 	not "text.data-export" in rules(shield.deny) with input as act("database", [eff("connect", "127.0.0.1:9000", "http")])
 }
+
+test_open_to_everyone_escalated if {
+	"text.open-to-everyone" in rules(shield.escalate) with input as act("query", [eff("listen", "0.0.0.0/0", "open to everyone")])
+}
+
+test_listen_bind_is_not_open_to_everyone if {
+	not "text.open-to-everyone" in rules(shield.escalate) with input as act("query", [eff("listen", "0.0.0.0:80", "bind")])
+}
