@@ -259,7 +259,7 @@ func (s *state) typedCommandEffects(t string) {
 }
 
 // destructiveControlRE: a control whose label destroys data or hands over an account.
-var destructiveControlRE = regexp.MustCompile(`(?i)^\W*(?:delete|remove|destroy|erase|wipe|purge|revoke|terminate|deactivate|disable|transfer|reset|drop|close|archive|leave)\b[^\n]{0,40}\b(?:organi[sz]ations?|org|account|repositor(?:y|ies)|repo|project|workspace|team|tenant|all|every|ownership|owner|database|cluster|bucket|keys?|tokens?|secrets?|credentials?|members?|users?|admins?|2fa|mfa|two-factor|backups?|branch protection|protection|environment|production|subscription)\b`)
+var destructiveControlRE = regexp.MustCompile(`(?i)^\W*(?:delete|remove|destroy|erase|wipe|purge|revoke|terminate|deactivate|disable|transfer|reset|drop)\b[^\n]{0,40}\b(?:organi[sz]ations?|org|account|repositor(?:y|ies)|repo|project|workspace|team|tenant|ownership|owner|database|cluster|bucket|keys?|tokens?|secrets?|credentials?|members?|users?|admins?|2fa|mfa|two-factor|backups?|branch protection|protection|environment|production|subscription)\b`)
 
 // storageTokenRE: page script reading a stored auth token or the page's cookies.
 var storageTokenRE = regexp.MustCompile(`(?i)(?:localStorage|sessionStorage)\s*(?:\.\s*getItem\s*\(\s*['"\x60][^'"\x60]*(?:token|auth|session|jwt|secret|key|cred|sid|bearer)|\[\s*['"\x60][^'"\x60]*(?:token|auth|session|jwt|secret|key|cred|sid|bearer)|\.\s*[a-z_]*(?:token|auth|session|jwt|secret|cred)[a-z_]*\b\s*(?:[^=\s]|$))|(?:JSON\s*\.\s*stringify|Object\s*\.\s*(?:entries|keys|values|assign))\s*\(\s*(?:window\s*\.\s*)?(?:localStorage|sessionStorage)|document\s*\.\s*cookie\b\s*(?:[^=\s]|$)|cookieStore\s*\.\s*get|context\s*\.\s*cookies\s*\(|storageState\s*\(`)
@@ -390,7 +390,7 @@ var agentToolRE = regexp.MustCompile(`(?:^|[_.-])(?:agent|agents|bot|subagent|as
 // Harm a message asks for or announces, whoever reads it.
 var (
 	// bypassFlagRE: options that skip a check, written to a bot or an agent.
-	bypassFlagRE = regexp.MustCompile(`(?i)(?:^|\s)(--skip-(?:checks|tests|ci|review|verify|hooks|approval)|--no-verify|--no-review|--admin|--force(?:-merge)?|--bypass[a-z-]*|-?-auto-approve|--yes-i-really-mean-it|--dangerously[a-z-]*|--override(?:-checks)?|--disable-(?:checks|tests|review))\b`)
+	bypassFlagRE = regexp.MustCompile(`(?i)(?:^|\s)(--skip-(?:checks|tests|ci|review|verify|hooks|approval)|--no-verify|--no-review|--admin|--force-(?:merge|push)|--bypass[a-z-]*|-?-auto-approve|--yes-i-really-mean-it|--dangerously[a-z-]*|--override(?:-checks)?|--disable-(?:checks|tests|review))\b`)
 	// exposeRE: a port, a bucket or a service opened to everyone.
 	exposeRE = regexp.MustCompile(`(?i)\b(?:open|opening|allow|expose|whitelist|allowlist|permit|add|make)\b[^.\n]{0,60}?(?:0\.0\.0\.0/0|::/0|\bto (?:the )?(?:whole |public |entire )?(?:internet|world)\b|\bfrom anywhere\b|\bto anyone\b|\ball (?:source )?ips\b|\bany (?:source )?ip\b|\bpublic(?:ly)?[- ](?:readable|accessible|writable)\b)`)
 	// resetRE and deliverRE: a credential of an account reset or handed over, sent to the asker.
