@@ -506,8 +506,14 @@ func classifyStatement(t []sqlTok) []sqlFinding {
 			if !lead {
 				continue
 			}
+			depth := 0 // COPY (SELECT … FROM users) TO PROGRAM: the query's own FROM is not the copy's
 			for j := k + 1; j < len(t); j++ {
-				if t[j].kind == sqlWord && (t[j].text == "TO" || t[j].text == "FROM") {
+				if t[j].kind == sqlPunct && t[j].text == "(" {
+					depth++
+				} else if t[j].kind == sqlPunct && t[j].text == ")" && depth > 0 {
+					depth--
+				}
+				if depth == 0 && t[j].kind == sqlWord && (t[j].text == "TO" || t[j].text == "FROM") {
 					switch {
 					case w(j+1) == "PROGRAM":
 						add(EffectExec, "COPY "+t[j].text+" PROGRAM")

@@ -145,6 +145,7 @@ func (s *state) toolEffects(e *Entry, known bool) {
 	// tools_agent_text.go: every other string an agent will act on (a message to an agent: its
 	// subject and every other field too).
 	s.agentTextEffects(read, toAgent || a.Class == ClassMessageSend && known && len(e.Instructions) > 0)
+	s.textEgressEffects(read) // tools_text_egress.go: text that leaves, types, clicks, queries or configures
 	if a.Class == ClassCodeExec {
 		s.codePayloadEffects(a.Tool, a.Content) // tools_code.go
 	}

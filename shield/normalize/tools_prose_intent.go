@@ -244,7 +244,8 @@ var negations = set("not", "don't", "dont", "never", "without", "avoid", "nor", 
 // followers: words that may follow an object phrase besides fill, markers and verbs.
 var followers = set(",", ":", "except", "but", "apart", "besides", "so", "because", "when", "before", "after", "with", "as", "if",
 	"for", "into", "onto", "to", "where", "which", "once", "while", "until", "yourself", "here", "there", "too", "right", "again",
-	"permanently", "completely", "entirely", "recursively", "forever", "is", "are", "at", "by", "via", "over", "using")
+	"permanently", "completely", "entirely", "recursively", "forever", "is", "are", "at", "by", "via", "over", "using",
+	"tagged", "labeled", "labelled", "named", "matching", "whose", "older", "created", "owned", "across", "everywhere", "without")
 
 // intentEffects adds the effects of what the sentences ask for in plain words.
 func (s *state) intentEffects(sentences []string) {
