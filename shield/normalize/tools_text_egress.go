@@ -103,6 +103,28 @@ var loginPairRE = regexp.MustCompile(`(?i)(?:\b[a-z0-9._@+-]{2,64}\s+/\s+|\b(?:p
 // loginWordRE: the text speaks of logging in (needed for the "user / password" form).
 var loginWordRE = regexp.MustCompile(`(?i)\b(?:log\s?-?in|logon|sign\s?-?in|passw(?:or)?d|passwd|pwd|creds?|credentials?|account|admin|root|user(?:name)?)\b`)
 
+// secretAssignRE: a value assigned to a key named for a credential ("aws_secret_access_key =
+// …", "API_TOKEN: …", "client_secret=…").
+var secretAssignRE = regexp.MustCompile(`(?i)\b[a-z0-9_.-]*(?:secret|token|api_?key|access_?key|private_?key|credential)[a-z0-9_.-]*["']?\s*[:=]\s*["']?([^\s"',;]{16,200})`)
+
+// secretShaped: a value long and mixed enough to be a key, not a placeholder, a reference, a
+// path or a URL.
+func secretShaped(v string) bool {
+	if placeholderValue(v) || strings.HasPrefix(v, "/") || strings.HasPrefix(v, "~") || strings.Contains(v, "://") || strings.Contains(v, "(") {
+		return false
+	}
+	var letter, digit bool
+	for _, r := range v {
+		switch {
+		case unicode.IsLetter(r):
+			letter = true
+		case unicode.IsDigit(r):
+			digit = true
+		}
+	}
+	return letter && digit
+}
+
 // strongSecret: a word shaped like a chosen password: letters and digits, and an upper-case
 // letter or a symbol; not a path, a URL or a version.
 func strongSecret(w string) bool {
@@ -133,6 +155,11 @@ func (s *state) carriesSecretText(t string) bool {
 	}
 	if s.n.cat.carriesCredential(t) || keyMaterialRE.MatchString(t) {
 		return true
+	}
+	for _, m := range secretAssignRE.FindAllStringSubmatch(t, 8) {
+		if secretShaped(m[1]) {
+			return true
+		}
 	}
 	if loginWordRE.MatchString(t) {
 		for _, m := range loginPairRE.FindAllStringSubmatch(t, 8) {
@@ -323,7 +350,7 @@ var allowListKeyRE = regexp.MustCompile(`(?i)(?:permissions?\.allow|allowed_?(?:
 var botAddressRE = regexp.MustCompile(`(?i)(?:^|[\s(])@[a-z0-9_.-]*(?:bot|agent|claude|copilot|codex|devin|gemini|cursor|assistant|autopilot|ci)\b|(?:^|\n)\s*/[a-z][a-z-]{2,24}\b`)
 
 // credentialColumnRE: columns that hold credentials.
-var credentialColumnRE = regexp.MustCompile(`(?i)\b(?:[a-z_]*password[a-z_]*|passwd|pass_hash|pwd_hash|[a-z_]*(?:totp|otp|mfa|2fa)_?(?:secret|seed|key)[a-z_]*|api_?key[a-z_]*|secret_?key|private_?key|access_?token|refresh_?token|session_?token|auth_?token|recovery_?codes?|client_secret|[a-z_]*_secret)\b`)
+var credentialColumnRE = regexp.MustCompile(`(?i)\b(?:[a-z_]*password[a-z_]*|passwd|pass_hash|pwd_hash|[a-z_]*(?:totp|otp|mfa|2fa)_?(?:secret|seed|key)[a-z_]*|api_?key[a-z_]*|secret_?key|private_?key|(?:access|refresh|session|auth|reset|password_reset|verification|verify|invite|invitation|magic|magic_link|confirm|confirmation|activation|remember|oauth|bearer|personal_access|api|device)_?token|recovery_?codes?|client_secret|[a-z_]*_secret)\b`)
 
 // sqlLeadRE: text that is SQL.
 var sqlLeadRE = regexp.MustCompile(`(?is)^\s*(?:\(\s*)?(?:SELECT|WITH|COPY|INSERT|UPDATE|DELETE|DROP|TRUNCATE|ALTER|CREATE|GRANT|REVOKE|UNLOAD|EXPORT|CALL|EXEC|EXECUTE|MERGE|REPLACE|LOAD)\b`)
