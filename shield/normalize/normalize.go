@@ -191,6 +191,7 @@ func (n *Normalizer) normalize(ctx context.Context, tool string, args map[string
 		s.annotationEffects(annotationsFrom(ctx)) // tools_annotations.go
 	}
 	s.markLocalTargets() // local_targets.go
+	s.markCountOnly()    // count_only.go
 	act.fillNil()
 	return act
 }

@@ -327,3 +327,14 @@ cargo_retarget(c) if {
 
 # A directory change in the call moves cargo to another tree.
 cargo_retarget(c) if c.name in {"cd", "pushd", "popd"}
+
+# ---------------------------------------------------------------------------------------------
+# Decision: a read whose content reaches only a counter (`wc -l ~/.ssh/known_hosts`, `cat
+# ~/.ssh/known_hosts | wc -l`; the normaliser marks it Detail "count", count_only.go) prints
+# numbers, not the file: inside the envelope, like a listing. Any other consumer of the content
+# (tee, a redirection, a further stage, a second reader) leaves the read unmarked.
+inside(e) if {
+	e.kind == "read"
+	e.detail == "count"
+	not e.unresolved
+}
