@@ -288,7 +288,14 @@ inside(e) if {
 	not regex.match(`DOCKER_HOST|CONTAINER_HOST|DOCKER_CONTEXT|PODMAN_HOST`, input.command)
 	every c in input.commands {
 		not remote_container_env(c)
+		not every_local_cluster(c, e.program)
 	}
+}
+
+every_local_cluster(c, p) if {
+	c.name == p
+	some a in c.args
+	a in {"--all", "-a", "clusters"}
 }
 
 remote_container_env(c) if {
