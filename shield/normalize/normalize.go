@@ -192,6 +192,7 @@ func (n *Normalizer) normalize(ctx context.Context, tool string, args map[string
 	}
 	s.markLocalTargets() // local_targets.go
 	s.markCountOnly()    // count_only.go
+	s.markLocalDBs()     // local_dbs.go
 	act.fillNil()
 	return act
 }

@@ -345,3 +345,17 @@ inside(e) if {
 	e.detail == "count"
 	not e.unresolved
 }
+
+# ---------------------------------------------------------------------------------------------
+# Decision: re-creating a development database (createdb app_test after dropdb app_test; the
+# normaliser marks the whole-database commands on a dev-named database, local_dbs.go) is part of
+# the same test set-up as dropping it. Mongo and Redis test databases on loopback are marked by
+# the normaliser the same way and judged by the delete rule above.
+inside(e) if {
+	e.kind == "write"
+	e.program == "createdb"
+	startswith(e.target, "database:")
+	startswith(object.get(e, "remote", ""), "local-db:")
+	loopback_host(trim_prefix(e.target, "database:"))
+	not e.unresolved
+}
