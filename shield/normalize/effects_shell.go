@@ -1265,7 +1265,10 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 				del = true
 			}
 		}
-		if force {
+		switch {
+		case force && leaseOnOwnBranch(pa, args, refs): // push_lease.go
+			details = append(details, detailLease)
+		case force:
 			details = append(details, "force")
 		}
 		if del {
