@@ -88,3 +88,30 @@ func TestCountOnlyNoSecret(t *testing.T) {
 		}
 	}
 }
+
+// FuzzLocalWave5: the wave-5 argv readers (count-only pipelines, names-only env, dropdb/createdb,
+// mongosh/redis dev databases, ssh-keygen inspection, push leases) never panic, and a secret
+// read by cat is never both a secret effect and a count-marked path.
+func FuzzLocalWave5(f *testing.F) {
+	for _, s := range []string{
+		"cat ~/.ssh/known_hosts | wc -l", "wc -l ~/.ssh/id_rsa", "env | cut -d= -f1 | sort", "printenv | cut -d '=' -f 1",
+		"dropdb --if-exists app_test && createdb app_test", "createdb -h 127.0.0.1 -T tpl x_dev desc", "dropdb -h",
+		"mongosh mongodb://localhost:27017/test --eval 'db.dropDatabase()'", "mongosh --host ::1 dev", "redis-cli -h 127.0.0.1 -n 15 FLUSHDB",
+		"ssh-keygen -lf ~/.ssh/id_ed25519.pub", "ssh-keygen -l", "git push --force-with-lease=a origin a", "git push --force-with-lease=",
+		"cat | wc", "env | cut", "cut -d= -f1 | env",
+	} {
+		f.Add(s)
+	}
+	n := effNormalizer(f)
+	f.Fuzz(func(t *testing.T, cmd string) {
+		if len(cmd) > 2000 {
+			return
+		}
+		a := n.Normalize("Bash", map[string]any{"command": cmd}, "")
+		for _, e := range a.Effects {
+			if e.Kind == EffectRead && e.Detail == detailCount && e.Program != "wc" && e.Program != "cat" && e.Program != "tac" {
+				t.Fatalf("%q: count mark on %s", cmd, e.Program)
+			}
+		}
+	})
+}
