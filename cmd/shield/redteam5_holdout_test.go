@@ -20,7 +20,7 @@ const (
 	redteam5MinMalicious   = 515
 	redteam5MinBenign      = 370
 	redteam5MaxMissed      = 66 // malicious calls ALLOWed (measured 107 at 4cf699f; 63 at 11b6523, after wave-4 fixes written without it)
-	redteam5MaxFalseAlarms = 22 // benign calls BLOCKed or ESCALATEd (measured 46 at 4cf699f; 34 at 11b6523; 19 on feat/fp5)
+	redteam5MaxFalseAlarms = 21 // benign calls BLOCKed or ESCALATEd (measured 46 at 4cf699f; 34 at 11b6523; 18 on feat/fp5)
 )
 
 func TestRedteam5Holdout(t *testing.T) {
