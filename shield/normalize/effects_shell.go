@@ -772,8 +772,13 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 	if pa.subName != "" {
 		s.addUnknown(pa.subName)
 	}
+	inspect := inspectOnly(pa, name) // metadata_only.go: ssh-keygen -l -f KEY reads KEY
 	for _, v := range pa.vals {
-		w.applyRole(name, v.role, v.val, v.dyn)
+		role := v.role
+		if inspect && role == "write" {
+			role = "read"
+		}
+		w.applyRole(name, role, v.val, v.dyn)
 	}
 	n := len(pa.operands)
 	for k, i := range pa.operands {
@@ -1260,7 +1265,10 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 				del = true
 			}
 		}
-		if force {
+		switch {
+		case force && leaseOnOwnBranch(pa, args, refs): // push_lease.go
+			details = append(details, detailLease)
+		case force:
 			details = append(details, "force")
 		}
 		if del {

@@ -212,6 +212,10 @@ func (w *walker) localDevDB(pa parsedArgs, name string, args words) string {
 	var host, db string
 	switch name {
 	case "psql", "mysql", "mariadb":
+	case "mongosh", "mongo":
+		return w.localDevMongo(pa, args)
+	case "redis-cli", "valkey-cli":
+		return localDevRedis(pa, args)
 	default:
 		return ""
 	}

@@ -199,6 +199,8 @@ func (n *Normalizer) normalize(ctx context.Context, tool string, args map[string
 		s.annotationEffects(annotationsFrom(ctx)) // tools_annotations.go
 	}
 	s.markLocalTargets() // local_targets.go
+	s.markCountOnly()    // count_only.go
+	s.markLocalDBs()     // local_dbs.go
 	act.fillNil()
 	return act
 }

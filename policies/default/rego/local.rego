@@ -70,7 +70,15 @@ inside(e) if {
 # Decision: an SSH public key (~/.ssh/*.pub, id_*.pub) is made to be handed out; reading it is no
 # secret read (the normaliser does not classify it sensitive) and is inside the envelope. The
 # private key next to it, known_hosts and config stay sensitive.
-inside(e) if {
+inside(e) if public_key_read(e)
+
+# The same read through a file tool (Read, read_file, view).
+structured_readable(e) if {
+	input.class == "file_read"
+	public_key_read(e)
+}
+
+public_key_read(e) if {
 	e.kind == "read"
 	not e.unresolved
 	not e.sensitive
@@ -123,10 +131,38 @@ dangling_prune_only(c, p) if {
 	c.name == p
 	c.args[0] == "image"
 	c.args[1] == "prune"
-	every a in array.slice(c.args, 2, count(c.args)) {
-		a in {"-f", "--force"}
+	every i, a in c.args {
+		prune_word_ok(c.args, i, a)
 	}
 }
+
+prune_word_ok(_, i, _) if i < 2
+
+prune_word_ok(_, i, a) if {
+	i >= 2
+	a in {"-f", "--force"}
+}
+
+# --filter only narrows what is pruned (label=, label!=, until=); it never widens a dangling
+# prune to tagged images (only -a does).
+prune_word_ok(_, i, a) if {
+	i >= 2
+	a == "--filter"
+}
+
+prune_word_ok(args, i, a) if {
+	i >= 3
+	args[i - 1] == "--filter"
+	prune_filter_ok(a)
+}
+
+prune_word_ok(_, i, a) if {
+	i >= 2
+	startswith(a, "--filter=")
+	prune_filter_ok(substring(a, 9, -1))
+}
+
+prune_filter_ok(v) if regex.match(`^(label!?=[A-Za-z0-9._/=:-]+|until=[A-Za-z0-9.:-]+)$`, v)
 
 # ---------------------------------------------------------------------------------------------
 # Decision: installing a package from the distribution's configured repositories with sudo
@@ -224,4 +260,102 @@ inside(e) if {
 toolchain_init_script(p) if {
 	some s in local_cfg.toolchain_init_scripts
 	regex.match(concat("", [`^(/home/[^/]+|/root|/Users/[^/]+)/`, replace(s, ".", `\.`), `$`]), p)
+}
+
+# ---------------------------------------------------------------------------------------------
+# Decision: a tunnel program asked only for its version or help (`ngrok version`, `cloudflared
+# --version`) prints text and opens nothing. Any other word (`ngrok http 3000`, `ngrok help
+# http` with a topic, a config file) stays a tunnel. The command spec gives these sub-commands
+# no effect; this exempts them from the name-based tunnel rules (rules/exec.yaml exec.tunnel has
+# the same exemption).
+tunnel_info_only(c) if {
+	count(c.args) == 1
+	c.args[0] in {"version", "--version", "help", "--help"}
+}
+
+# ---------------------------------------------------------------------------------------------
+# Decision: a local cluster tool deleting its own cluster (shield/local/data.yaml
+# local_cluster_deletes: kind delete cluster, k3d cluster delete, minikube delete) removes
+# containers or a VM on this machine that its create command re-creates, like removing a local
+# container. Cloud clusters (gcloud container clusters delete, eksctl delete cluster, az aks
+# delete) and a remote container daemon stay outside.
+inside(e) if {
+	e.kind == "delete"
+	e.target == "cloud"
+	not e.unresolved
+	some d in local_cfg.local_cluster_deletes[e.program]
+	startswith(concat("", [e.detail, " "]), concat("", [d, " "]))
+	not regex.match(`DOCKER_HOST|CONTAINER_HOST|DOCKER_CONTEXT|PODMAN_HOST`, input.command)
+	every c in input.commands {
+		not remote_container_env(c)
+		not every_local_cluster(c, e.program)
+	}
+}
+
+every_local_cluster(c, p) if {
+	c.name == p
+	some a in c.args
+	a in {"--all", "-a", "clusters"}
+}
+
+remote_container_env(c) if {
+	some v in c.env
+	regex.match(`^(DOCKER_HOST|CONTAINER_HOST|DOCKER_CONTEXT|PODMAN_HOST)=`, v)
+}
+
+# ---------------------------------------------------------------------------------------------
+# Decision: `cargo clean` run in the workspace removes the workspace's own target directory, the
+# build output the next `cargo build` re-creates. Another manifest, target directory, -C
+# directory or configuration (--manifest-path, --target-dir, CARGO_TARGET_DIR, --config) names
+# another tree and stays outside.
+inside(e) if {
+	e.kind == "delete"
+	e.target == "build_output"
+	e.program == "cargo"
+	not e.unresolved
+	under(input.cwd, input.workspace)
+	not contains(input.command, "CARGO_")
+	every c in input.commands {
+		not cargo_retarget(c)
+	}
+}
+
+cargo_retarget(c) if {
+	c.name == "cargo"
+	some a in c.args
+	regex.match(`^(--manifest-path|--target-dir|--config|-C|-Z)`, a)
+}
+
+cargo_retarget(c) if {
+	c.name == "cargo"
+	some v in c.env
+	startswith(v, "CARGO_")
+}
+
+# A directory change in the call moves cargo to another tree.
+cargo_retarget(c) if c.name in {"cd", "pushd", "popd"}
+
+# ---------------------------------------------------------------------------------------------
+# Decision: a read whose content reaches only a counter (`wc -l ~/.ssh/known_hosts`, `cat
+# ~/.ssh/known_hosts | wc -l`; the normaliser marks it Detail "count", count_only.go) prints
+# numbers, not the file: inside the envelope, like a listing. Any other consumer of the content
+# (tee, a redirection, a further stage, a second reader) leaves the read unmarked.
+inside(e) if {
+	e.kind == "read"
+	e.detail == "count"
+	not e.unresolved
+}
+
+# ---------------------------------------------------------------------------------------------
+# Decision: re-creating a development database (createdb app_test after dropdb app_test; the
+# normaliser marks the whole-database commands on a dev-named database, local_dbs.go) is part of
+# the same test set-up as dropping it. Mongo and Redis test databases on loopback are marked by
+# the normaliser the same way and judged by the delete rule above.
+inside(e) if {
+	e.kind == "write"
+	e.program == "createdb"
+	startswith(e.target, "database:")
+	startswith(object.get(e, "remote", ""), "local-db:")
+	loopback_host(trim_prefix(e.target, "database:"))
+	not e.unresolved
 }

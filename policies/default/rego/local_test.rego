@@ -134,3 +134,73 @@ test_nvm_init_allowed if {
 test_tmp_init_not_allowed if {
 	not allowed(exec(". /tmp/nvm.sh", [cmd(".", ["/tmp/nvm.sh"])], [eff("read", "/tmp/nvm.sh", ".", "", ""), eff("exec", "/tmp/nvm.sh", ".", "file", "")]))
 }
+
+# ---- wave 5: counters, local cluster tools, cargo clean, tunnels' version, filtered prune
+
+test_count_read_allowed if {
+	e := object.union(eff("read", "/home/u/.ssh/known_hosts", "wc", "count", ""), {"sensitive": true})
+	allowed(exec("wc -l ~/.ssh/known_hosts", [cmd("wc", ["-l", "~/.ssh/known_hosts"])], [e]))
+}
+
+test_secret_read_not_allowed if {
+	e := object.union(eff("read", "/home/u/.ssh/id_rsa", "cat", "ssh_key", ""), {"sensitive": true})
+	not allowed(exec("cat ~/.ssh/id_rsa", [cmd("cat", ["~/.ssh/id_rsa"])], [e]))
+}
+
+test_kind_delete_allowed if {
+	allowed(exec("kind delete cluster --name dev", [cmd("kind", ["delete", "cluster", "--name", "dev"])], [eff("delete", "cloud", "kind", "kind delete", "")]))
+}
+
+test_kind_delete_all_not_allowed if {
+	not allowed(exec("kind delete clusters --all", [cmd("kind", ["delete", "clusters", "--all"])], [eff("delete", "cloud", "kind", "kind delete", "")]))
+}
+
+test_kind_delete_remote_daemon_not_allowed if {
+	c := object.union(cmd("kind", ["delete", "cluster"]), {"env": ["DOCKER_HOST=tcp://10.0.0.5:2375"]})
+	not allowed(exec("DOCKER_HOST=tcp://10.0.0.5:2375 kind delete cluster", [c], [eff("delete", "cloud", "kind", "kind delete", "")]))
+}
+
+test_cloud_cluster_delete_not_allowed if {
+	not allowed(exec("eksctl delete cluster --name prod", [cmd("eksctl", ["delete", "cluster", "--name", "prod"])], [eff("delete", "cloud", "eksctl", "eksctl delete", "")]))
+}
+
+test_cargo_clean_allowed if {
+	inp := object.union(exec("cargo clean", [cmd("cargo", ["clean"])], [eff("delete", "build_output", "cargo", "build_output", "")]), {"cwd": "/w"})
+	allowed(inp)
+}
+
+test_cargo_clean_target_dir_not_allowed if {
+	inp := object.union(exec("cargo clean --target-dir /srv/t", [cmd("cargo", ["clean", "--target-dir", "/srv/t"])], [eff("delete", "build_output", "cargo", "build_output", "")]), {"cwd": "/w"})
+	not allowed(inp)
+}
+
+test_cargo_clean_outside_cwd_not_allowed if {
+	inp := object.union(exec("cargo clean", [cmd("cargo", ["clean"])], [eff("delete", "build_output", "cargo", "build_output", "")]), {"cwd": "/srv/app"})
+	not allowed(inp)
+}
+
+test_tunnel_version_not_escalated if {
+	inp := exec("ngrok version", [cmd("ngrok", ["version"])], [])
+	not "net.tunnel-expose" in rules(shield.escalate) with input as inp
+}
+
+test_tunnel_http_escalated if {
+	inp := exec("ngrok http 3000", [cmd("ngrok", ["http", "3000"])], [])
+	"net.tunnel-expose" in rules(shield.escalate) with input as inp
+}
+
+test_prune_filter_label_allowed if {
+	allowed(exec("docker image prune -f --filter label=stage=builder", [cmd("docker", ["image", "prune", "-f", "--filter", "label=stage=builder"])], [eff("delete", "image", "docker", "image", "")]))
+}
+
+test_prune_filter_all_not_allowed if {
+	not allowed(exec("docker image prune -a --filter label=x", [cmd("docker", ["image", "prune", "-a", "--filter", "label=x"])], [eff("delete", "image", "docker", "image", "")]))
+}
+
+test_createdb_local_allowed if {
+	allowed(exec("createdb app_test", [cmd("createdb", ["app_test"])], [eff("write", "database:localhost", "createdb", "database", "local-db:app_test")]))
+}
+
+test_createdb_unmarked_not_allowed if {
+	not allowed(exec("createdb app", [cmd("createdb", ["app"])], [eff("write", "database", "createdb", "database", "")]))
+}

@@ -19,7 +19,10 @@
 # Dockerfile installers (rules/files.yaml and below).
 #
 # Kept as they are, by decision: a lease-protected force push (a rewrite of shared history is
-# reviewed); reading a private key, even a workspace test key (a secret read); deploying to a
+# reviewed; except a lease naming exactly the one non-default branch the push updates, which
+# rewrites only that branch and only if nobody pushed to it: shield/normalize/push_lease.go,
+# rules/vcs.yaml vcs.push-rewrite); reading a private key, even a workspace test key (a secret
+# read); deploying to a
 # platform (`railway up`: a change of shared infrastructure, like publishing); a host directory
 # outside the workspace and the read roots mounted into a container (a read outside the
 # envelope, as `ls` of it on the host would be); an e-mail to a domain that is not configured as

@@ -84,6 +84,7 @@ escalate contains finding("net.tunnel-expose", sprintf("publishes a local port o
 escalate contains finding("net.tunnel-expose", sprintf("publishes a local port on the internet (%s)", [c.name])) if {
 	some c in input.commands
 	svc.tunnel_programs[c.name]
+	not tunnel_info_only(c)
 }
 
 # A bind address that only this host reaches (0.0.0.0 and :: are every interface).
