@@ -18,6 +18,7 @@ var forgeSecretPathRE = regexp.MustCompile(`(?i)(^|/)(variables|secrets/public-k
 // forge applies the forge handler; it reports whether it was one.
 func (w *walker) forge(pa parsedArgs, name string, args, ops words) bool {
 	w.uploadsAndMutations(pa, name, args, ops) // effects_upload.go
+	w.bucketUploads(pa, name, ops)             // cloud_uploads.go
 	w.publicGrants(pa, name, args, ops)        // public_grants.go
 	if pa.spec.handler != "forge" {
 		return false
