@@ -86,3 +86,18 @@ test_http_bulk_delete if {
 	not "effects.http-bulk-delete" in rules(shield.deny) with input as exec_with([eff("delete", "http:localhost:9200/_all", "http DELETE,bulk")])
 	not "exec.outside-envelope" in rules(shield.escalate) with input as exec_with([eff("delete", "http:localhost:9200/test", "http DELETE")])
 }
+
+url(raw, host, registrable, query) := {"raw": raw, "scheme": "https", "host": host, "port": 443, "path": "/", "query": query, "userinfo": false, "ip_class": "hostname", "role": "request", "registrable": registrable}
+
+net(u) := object.union(exec_with([]), {"tool": "fetch", "class": "net_request", "urls": [u]})
+
+test_idna_host_escalated if {
+	"url.idna-host" in rules(shield.escalate) with input as net(url("https://xn--gthub-n2e.com/", "xn--gthub-n2e.com", "xn--gthub-n2e.com", ""))
+	not "url.idna-host" in rules(shield.escalate) with input as net(url("https://github.com/", "github.com", "github.com", ""))
+}
+
+test_oauth_redirect_foreign if {
+	"url.oauth-redirect-foreign" in rules(shield.escalate) with input as net(url("x", "accounts.google.com", "google.com", "redirect_uri=https://203.0.113.172/cb&client_id=x"))
+	not "url.oauth-redirect-foreign" in rules(shield.escalate) with input as net(url("x", "accounts.google.com", "google.com", "redirect_uri=http%3A%2F%2Flocalhost%3A8080%2Fcb"))
+	not "url.oauth-redirect-foreign" in rules(shield.escalate) with input as net(url("x", "github.com", "github.com", "redirect_uri=https://github.com/settings"))
+}
