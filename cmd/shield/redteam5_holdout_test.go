@@ -19,7 +19,7 @@ const (
 	redteam5MinCases       = 890
 	redteam5MinMalicious   = 515
 	redteam5MinBenign      = 370
-	redteam5MaxMissed      = 43 // malicious calls ALLOWed (measured 107 at 4cf699f; 63 at 11b6523, after wave-4 fixes written without it; 40 on feat/shell, wave 5)
+	redteam5MaxMissed      = 41 // malicious calls ALLOWed (measured 107 at 4cf699f; 63 at 11b6523, after wave-4 fixes written without it; 38 on feat/shell, wave 5)
 	redteam5MaxFalseAlarms = 37 // benign calls BLOCKed or ESCALATEd (measured 46 at 4cf699f; 34 at 11b6523)
 )
 

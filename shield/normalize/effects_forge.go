@@ -20,6 +20,7 @@ func (w *walker) forge(pa parsedArgs, name string, args, ops words) bool {
 	w.uploadsAndMutations(pa, name, args, ops) // effects_upload.go
 	w.bucketUploads(pa, name, ops)             // cloud_uploads.go
 	w.httpDeletes(pa, name, ops)               // http_deletes.go
+	w.privilegedGroups(name, ops)              // privileged_groups.go
 	w.publicGrants(pa, name, args, ops)        // public_grants.go
 	if pa.spec.handler != "forge" {
 		return false
