@@ -25,7 +25,14 @@ var configGrepRoots = []string{"/etc/", "/usr/local/etc/", "/var/lib/", "/opt/",
 
 // configSecretGrep: prog searched or printed files with a pattern or script text.
 func (w *walker) configSecretGrep(prog, pattern string, files []string) {
-	if pattern == "" || len(pattern) > 4096 || !namesSecretKey(pattern) {
+	if pattern == "" || len(pattern) > 4096 {
+		return
+	}
+	// A search for credential values by their form (xox[bp]-…, AKIA…, BEGIN … PRIVATE KEY) over a
+	// home or a tree that holds homes harvests every token kept there, whatever the files are
+	// called: rg -uuu -o 'xox[bp]-[A-Za-z0-9-]+' ~, grep -rhoE 'gh[pousr]_[A-Za-z0-9]{36}' /home.
+	valueSearch := historySecretContentRE.MatchString(pattern)
+	if !valueSearch && !namesSecretKey(pattern) {
 		return
 	}
 	s := w.s
@@ -38,6 +45,10 @@ func (w *walker) configSecretGrep(prog, pattern string, files []string) {
 		}
 		clean, ok := resolvePath(raw, s.cwd, s.n.opt.Home)
 		if !ok || inDir(clean, s.n.opt.Workspace) {
+			continue
+		}
+		if valueSearch && holdsHome(clean, s.n.opt.Home) {
+			s.addEffect(Effect{Kind: EffectSecret, Target: clean, Program: prog, Detail: "pattern", Sensitive: true})
 			continue
 		}
 		if !configLocation(clean, s.n.opt.Home) || configExampleRE.MatchString(clean) {
@@ -91,4 +102,16 @@ func namesSecretKey(pattern string) bool {
 		return true
 	}
 	return false
+}
+
+// holdsHome: the path is a home directory or a directory above homes (/, /home, /Users, /root).
+func holdsHome(clean, home string) bool {
+	if home != "" && (clean == home || strings.HasPrefix(home, clean+"/")) {
+		return true
+	}
+	switch clean {
+	case "/", "/home", "/Users", "/root", "/var/lib", "/opt", "/srv", "/etc":
+		return true
+	}
+	return strings.HasPrefix(clean, "/home/") && strings.Count(clean, "/") == 2 || strings.HasPrefix(clean, "/Users/") && strings.Count(clean, "/") == 2
 }

@@ -18,6 +18,9 @@ var forgeSecretPathRE = regexp.MustCompile(`(?i)(^|/)(variables|secrets/public-k
 // forge applies the forge handler; it reports whether it was one.
 func (w *walker) forge(pa parsedArgs, name string, args, ops words) bool {
 	w.uploadsAndMutations(pa, name, args, ops) // effects_upload.go
+	w.bucketUploads(pa, name, ops)             // cloud_uploads.go
+	w.httpDeletes(pa, name, ops)               // http_deletes.go
+	w.privilegedGroups(name, ops)              // privileged_groups.go
 	w.publicGrants(pa, name, args, ops)        // public_grants.go
 	if pa.spec.handler != "forge" {
 		return false
@@ -62,7 +65,7 @@ func (w *walker) forge(pa parsedArgs, name string, args, ops words) bool {
 				add(EffectSecret, target, "forge_variable")
 			}
 		default:
-			if forgePrivilegePathRE.MatchString(path) {
+			if forgePrivilegePathRE.MatchString(path) || forgeSettingsWrite(path, pa.vals) {
 				add(EffectPrivilege, target, "forge api "+method)
 			}
 		}
@@ -110,4 +113,29 @@ func (w *walker) forge(pa parsedArgs, name string, args, ops words) bool {
 		}
 	}
 	return true
+}
+
+// forgeOwnerPathRE: an organization, enterprise or repository itself (its settings).
+var forgeOwnerPathRE = regexp.MustCompile(`(?i)^/?(orgs|enterprises|organizations)/[^/]+/?$|^/?repos/[^/]+/[^/]+/?$|^/?projects/[^/]+/?$|^/?groups/[^/]+/?$`)
+
+// forgeAccessFieldRE: settings of an organization or repository that decide who may do what
+// (default_repository_permission=admin, members_can_create_public_repositories, visibility,
+// private=false, two_factor_requirement_enabled, allow_forking, web_commit_signoff_required).
+var forgeAccessFieldRE = regexp.MustCompile(`(?i)^(default_repository_permission|default_branch_protection|members_can_\w+|members_allowed_\w+|visibility|private|two_factor_requirement_enabled|allow_forking|web_commit_signoff_required|advanced_security_enabled_for_new_repositories|secret_scanning\w*|dependabot\w*|request_access_enabled|shared_runners_enabled|lfs_enabled|project_creation_level|subgroup_creation_level|require_two_factor_authentication|default_branch_protection_defaults)\b`)
+
+// forgeSettingsWrite: a write to an organization's or repository's own settings that changes
+// access (gh api -X PATCH orgs/ORG -f default_repository_permission=admin).
+func forgeSettingsWrite(path string, vals []optVal) bool {
+	if !forgeOwnerPathRE.MatchString(path) {
+		return false
+	}
+	for _, v := range vals {
+		switch v.opt {
+		case "-f", "-F", "--field", "--raw-field":
+			if forgeAccessFieldRE.MatchString(v.val) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -54,7 +54,11 @@ type effCtx struct {
 	// pipeRoots: what the previous pipeline stage lists (find, ls, git ls-files …): the paths an
 	// xargs in this stage receives lie under them.
 	pipeRoots []string
-	subst     map[int]bool // command index → reached through a substitution
+	// findGlobs: what a find's name tests select under its roots ("{}" in -exec);
+	// stageGlobs / pipeGlobs: the same for the find of a pipeline stage and of the previous
+	// stage (find_secrets.go).
+	findGlobs, stageGlobs, pipeGlobs []string
+	subst                            map[int]bool // command index → reached through a substitution
 	// State earlier commands changed for later ones (effects_state.go).
 	oldPwd   string    // the directory before the last cd ("" = the caller's, unknown)
 	dirStack []string  // pushd's stack, as built by this call
@@ -158,6 +162,9 @@ func (w *walker) pathEffect(kind, prog, raw string, dyn bool) int {
 		if s.fx().rootsFiltered {
 			w.filteredDelete = true // "{}" is what find's tests matched under its roots
 			defer func() { w.filteredDelete = false }()
+		}
+		if kind == EffectRead {
+			s.findSecretReads(prog, s.fx().findGlobs) // find_secrets.go
 		}
 		for _, r := range s.fx().roots {
 			if r == "{}" { // a root that is itself "{}" would substitute into itself forever
@@ -806,6 +813,9 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 			r = strings.TrimSuffix(r, "*")
 			switch r {
 			case "read", "write", "delete", "move", "list":
+				if r == "read" {
+					s.findSecretReads(name, s.fx().pipeGlobs) // find_secrets.go
+				}
 				if roots := s.fx().pipeRoots; len(roots) > 0 {
 					for _, root := range roots {
 						w.pathEffect(r, name, root, false)

@@ -106,7 +106,7 @@ func (w *walker) uploadsAndMutations(pa parsedArgs, name string, args words, ops
 		add(EffectPush, "mail:"+to, "patches mailed (git send-email)")
 	}
 	if name == "curl" || name == "curlie" {
-		if hasArg("-T", "--upload-file") || clusterHas(args.argv, 'T') {
+		if hasArg("-T", "--upload-file") || curlClusterT(args.argv) {
 			add(EffectPush, uploadHost(ops.argv), "upload (curl -T)")
 		}
 	}
@@ -183,4 +183,23 @@ func uploadHost(argv []string) string {
 		}
 	}
 	return "(upload destination)"
+}
+
+// curlClusterT: a cluster of curl's short options holds -T (-sT file, -fsSLT). A letter of an
+// option that takes a value ends the cluster: the rest is that value (-XDELETE, -Hx-T:1).
+func curlClusterT(argv []string) bool {
+	for _, a := range argv {
+		if len(a) < 2 || a[0] != '-' || a[1] == '-' {
+			continue
+		}
+		for i := 1; i < len(a); i++ {
+			if a[i] == 'T' {
+				return true
+			}
+			if strings.IndexByte("XHdouAeEbcDFKmrwxyzCPQYy", a[i]) >= 0 {
+				break
+			}
+		}
+	}
+	return false
 }

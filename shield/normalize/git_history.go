@@ -29,7 +29,7 @@ var gitContentOnlyOpts = set("--stat", "--shortstat", "--numstat", "--name-only"
 // historySecretContentRE: search patterns that look for credential values by their form (key
 // ids, token prefixes, key headers, a password or token assigned a value). A variable's name
 // alone (-S AWS_SECRET_ACCESS_KEY, "where was this setting added") finds code, not a value.
-var historySecretContentRE = regexp.MustCompile(`AKIA|ASIA[A-Z0-9\[]|PRIVATE[ .*_-]*KEY|BEGIN[ .*\\]+(RSA|OPENSSH|EC|DSA|PGP|ENCRYPTED)|ghp_|gho_|ghs_|github_pat_|glpat-|xox[abpr]|sk-[a-zA-Z\[.]|sk_live|rk_live|hvs\.|AIza|npm_[A-Za-z\[.]|(?i)(passw(or)?d|passwd|secret|token|api[_-]?key)["']?(\s|\\s[*+?]?|\.[*+?]|\[[^\]]*\][*+?]?)*[:=]`)
+var historySecretContentRE = regexp.MustCompile(`AKIA|ASIA[A-Z0-9\[]|PRIVATE[ .*_-]*KEY|BEGIN[ .*\\]+(RSA|OPENSSH|EC|DSA|PGP|ENCRYPTED)|ghp_|gho_|ghs_|gh\[[a-z]+\]_|github_pat_|glpat-|xox[abpr\[]|hf_\[|AKIA\[|sk-[a-zA-Z\[.]|sk_live|rk_live|hvs\.|AIza|npm_[A-Za-z\[.]|(?i)(passw(or)?d|passwd|secret|token|api[_-]?key)["']?(\s|\\s[*+?]?|\.[*+?]|\[[^\]]*\][*+?]?)*[:=]`)
 
 // historySecrets adds the secret effects of a git command that reads credentials from history.
 // args: argv without the program name.
@@ -117,6 +117,12 @@ func (w *walker) historySecrets(c *Command, args words) {
 	for k, o := range ops {
 		if dyn[k] {
 			revs++ // $(git rev-list --all)
+			// $(git rev-list -n1 --all -- .env)^:.env: the revision is computed, the path is not.
+			if j := strings.LastIndexByte(o, ':'); j >= 0 {
+				if clean, kind := secretKind(o[j+1:]); kind != "" {
+					add("(substitution):"+clean, kind)
+				}
+			}
 			continue
 		}
 		if rev, p, ok := strings.Cut(o, ":"); ok && !strings.Contains(rev, "/") || ok && gitRevRE.MatchString(rev) {
@@ -169,6 +175,9 @@ func (w *walker) historySecrets(c *Command, args words) {
 					revs++
 				}
 			}
+		}
+		if c.Via == "xargs" || c.Via == "parallel" {
+			revs++ // git rev-list --all | xargs git grep PATTERN: the revisions come from standard input
 		}
 		if revs > 0 && historySecretContentRE.MatchString(pattern) {
 			add("git grep "+pattern, "pattern")

@@ -137,7 +137,7 @@ var genericNames = []string{"x", "x.json", "x.txt", "x.yaml", "x.yml", "x.toml",
 var genericExtGlobRE = regexp.MustCompile(`^\*+(\.[A-Za-z0-9_-]+)*$`)
 
 // secretExtRE: extensions of key, keystore and credential files.
-var secretExtRE = regexp.MustCompile(`(?i)\.(pem|key|p12|pfx|jks|keystore|ppk|p8|keytab|agekey|ovpn|kdbx?|psafe3|gpg|asc|env|pgpass|netrc|htpasswd|secrets?|credentials?|token)$`)
+var secretExtRE = regexp.MustCompile(`(?i)\.(pem|key|p12|pfx|jks|keystore|ppk|p8|keytab|agekey|ovpn|kdbx?|psafe3|gpg|asc|env|pgpass|netrc|htpasswd|secrets?|credentials?|token|wallet|keyring)$`)
 
 // globSecretKind returns the secret kind of a credential file the glob can match, or "".
 func (m *sensitiveMatcher) globSecretKind(g string, secretKind func(string) bool) string {

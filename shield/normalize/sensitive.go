@@ -183,6 +183,16 @@ var sensitiveTable = []struct {
 		"/var/lib/tailscale/**", "/var/lib/zerotier-one/**", "/var/lib/netbird/**", "/var/lib/nebula/**", "/var/lib/rabbitmq/.erlang.cookie",
 		"/var/lib/grafana/grafana.db", "/var/www/**/wp-config.php", "/srv/**/wp-config.php", "/var/www/**/LocalSettings.php",
 		"/var/www/**/configuration.php", "/var/www/**/config/database.yml", "/var/www/**/settings.php", "/var/www/**/.my.cnf"}},
+	// Token stores and certificate stores under ordinary names: every saved Hugging Face token,
+	// ACME clients' account and certificate keys (Traefik's acme.json, acme.sh, lego, dehydrated,
+	// Caddy's data directory), netplan and other network configuration that keeps Wi-Fi and VPN
+	// passphrases.
+	{"credentials", []string{"**/.cache/huggingface/stored_tokens", "**/.huggingface/stored_tokens", "**/.config/huggingface/stored_tokens",
+		"**/acme.json", "**/.acme.sh/**", "/etc/acme.sh/**", "**/.lego/accounts/**", "**/.lego/certificates/*.key", "/etc/dehydrated/accounts/**",
+		"/var/lib/acme/**/*.pem", "**/.local/share/caddy/certificates/**", "**/.local/share/caddy/acme/**", "/var/lib/caddy/**/certificates/**",
+		"/etc/netplan/*.yaml", "/etc/netplan/*.yml", "/run/netplan/*.yaml", "/lib/netplan/*.yaml", "/etc/iwd/*.psk", "/var/lib/iwd/*.psk",
+		"/etc/wpa_supplicant.conf", "/etc/connman/**/settings", "/var/lib/connman/**/settings"}},
+	{"password_store", []string{"**/keystore.json", "**/*.wallet", "**/wallet.json", "**/.ethereum/keystore", "**/keystore/UTC--*"}},
 }
 
 // sensitiveMatcher classifies paths with the table. Patterns are compiled one by one (braces

@@ -217,19 +217,21 @@ func (w *walker) stmt(f frame, st *syntax.Stmt, pipe bool, idx int, bg bool) {
 			starts := make([]int, len(parts))
 			effStarts := make([]int, len(parts))
 			x := w.s.fx()
-			prevRoots := x.pipeRoots
+			prevRoots, prevGlobs := x.pipeRoots, x.pipeGlobs
 			for i, p := range parts {
 				starts[i] = len(w.s.act.Commands)
 				effStarts[i] = len(w.s.act.Effects)
-				x.pipeRoots = nil
+				x.pipeRoots, x.pipeGlobs = nil, nil
 				if i > 0 {
 					x.pipeRoots = w.listedRoots(effStarts[i-1], len(w.s.act.Effects))
+					x.pipeGlobs = x.stageGlobs
 				}
+				x.stageGlobs = nil
 				w.listedInput = i > 0 && w.listingStmts(parts[i-1:i])
 				w.stmt(f, p, true, i, bg)
 				w.listedInput = false
 			}
-			x.pipeRoots = prevRoots
+			x.pipeRoots, x.pipeGlobs, x.stageGlobs = prevRoots, prevGlobs, nil
 			w.pipedScripts(f, starts)
 			w.linkPipe(effStarts, len(w.s.act.Effects))
 			return
@@ -797,10 +799,14 @@ func (w *walker) emit(f frame, ws words, raw string, redirs []Redirect, env []st
 		return true
 	}
 	x := w.s.fx()
-	prevRoots, prevFiltered := x.roots, x.rootsFiltered
+	prevRoots, prevFiltered, prevGlobs := x.roots, x.rootsFiltered, x.findGlobs
 	if c.Name == "find" {
 		x.roots = findRoots(ws.sub(1)) // "{}" in -exec stands for what find walks
 		x.rootsFiltered = findFilters(ws.argv[1:])
+		x.findGlobs = w.s.findNameGlobs(x.roots, ws.argv[1:]) // find_secrets.go
+		if pipe {
+			x.stageGlobs = x.findGlobs
+		}
 	}
 	w.follow(f, c.Name, ws, pipe, idx, stdin)
 	replaced := false
@@ -816,7 +822,7 @@ func (w *walker) emit(f frame, ws words, raw string, redirs []Redirect, env []st
 		w.requestSecrets(before, c.Name, raw)
 		w.recordWritten(&c, stdin) // sessions.go
 	}
-	x.roots, x.rootsFiltered = prevRoots, prevFiltered
+	x.roots, x.rootsFiltered, x.findGlobs = prevRoots, prevFiltered, prevGlobs
 	return true
 }
 
