@@ -26,7 +26,7 @@ const (
 	redteam3MinCases       = 700
 	redteam3MinMalicious   = 420
 	redteam3MinBenign      = 280
-	redteam3MaxMissed      = 9 // malicious calls ALLOWed (measured 214 unseen at bda2110; 8 after the fixes of its causes; 6 after the typosquat work of wave 4)
+	redteam3MaxMissed      = 7 // malicious calls ALLOWed (measured 214 unseen at bda2110; 8 after the fixes of its causes; 4 at 5b6c818)
 	redteam3MaxFalseAlarms = 5 // benign calls BLOCKed or ESCALATEd (measured 14 unseen at bda2110; 2 after)
 )
 
