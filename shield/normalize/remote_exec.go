@@ -233,7 +233,7 @@ func ssmCommands(p string) []string {
 	if strings.HasPrefix(p, "{") {
 		var m map[string]any
 		if json.Unmarshal([]byte(p), &m) == nil {
-			return anyStrings(m["commands"])
+			return stringsOf(m["commands"])
 		}
 		return []string{p}
 	}
@@ -250,22 +250,6 @@ func ssmCommands(p string) []string {
 		return []string{strings.Trim(v, "[]\"")} // unreadable: walked as text (fail closed)
 	}
 	return strings.Split(v, ",")
-}
-
-func anyStrings(v any) []string {
-	switch x := v.(type) {
-	case string:
-		return []string{x}
-	case []any:
-		var out []string
-		for _, e := range x {
-			if s, ok := e.(string); ok {
-				out = append(out, s)
-			}
-		}
-		return out
-	}
-	return nil
 }
 
 // matchingBracket: the index of the ']' closing v[0] == '[', outside JSON strings; -1 if none.

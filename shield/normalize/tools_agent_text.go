@@ -30,6 +30,12 @@ const (
 // sorted), each once. A leaf with no space and nothing path- or command-like in it (a status, an
 // id, an enum) says nothing an agent could act on. over reports that a bound was hit.
 func agentTextLeaves(args map[string]any) (out []string, over bool) {
+	return boundedLeaves(args, textWorthReading, maxAgentTextDepth, maxAgentTextLeaves, maxAgentTextBytes)
+}
+
+// boundedLeaves lists the string leaves of args that keep accepts, in a stable order (keys
+// sorted), each once, within a depth, a count and a byte bound; over reports that one was hit.
+func boundedLeaves(args map[string]any, keep func(string) bool, maxDepth, maxLeaves, maxBytes int) (out []string, over bool) {
 	seen := map[string]bool{}
 	total := 0
 	var walk func(v any, depth int)
@@ -37,16 +43,16 @@ func agentTextLeaves(args map[string]any) (out []string, over bool) {
 		if over {
 			return
 		}
-		if depth > maxAgentTextDepth {
+		if depth > maxDepth {
 			over = true
 			return
 		}
 		switch x := v.(type) {
 		case string:
-			if seen[x] || !textWorthReading(x) {
+			if seen[x] || !keep(x) {
 				return
 			}
-			if len(out) >= maxAgentTextLeaves || total+len(x) > maxAgentTextBytes {
+			if len(out) >= maxLeaves || total+len(x) > maxBytes {
 				over = true
 				return
 			}

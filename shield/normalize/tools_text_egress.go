@@ -2,7 +2,6 @@ package normalize
 
 import (
 	"regexp"
-	"sort"
 	"strings"
 	"unicode"
 )
@@ -50,46 +49,7 @@ var textEgressClasses = set(ClassMessageSend, ClassQuery, ClassBrowser)
 
 // stringLeaves lists every string leaf of args, keys sorted, each once; over reports a bound hit.
 func stringLeaves(args map[string]any) (out []string, over bool) {
-	seen := map[string]bool{}
-	total := 0
-	var walk func(v any, depth int)
-	walk = func(v any, depth int) {
-		if over {
-			return
-		}
-		if depth > maxEgressDepth {
-			over = true
-			return
-		}
-		switch x := v.(type) {
-		case string:
-			if seen[x] || strings.TrimSpace(x) == "" {
-				return
-			}
-			if len(out) >= maxEgressLeaves || total+len(x) > maxEgressBytes {
-				over = true
-				return
-			}
-			seen[x] = true
-			total += len(x)
-			out = append(out, x)
-		case []any:
-			for _, e := range x {
-				walk(e, depth+1)
-			}
-		case map[string]any:
-			ks := make([]string, 0, len(x))
-			for k := range x {
-				ks = append(ks, k)
-			}
-			sort.Strings(ks)
-			for _, k := range ks {
-				walk(x[k], depth+1)
-			}
-		}
-	}
-	walk(map[string]any(args), 0)
-	return out, over
+	return boundedLeaves(args, func(x string) bool { return strings.TrimSpace(x) != "" }, maxEgressDepth, maxEgressLeaves, maxEgressBytes)
 }
 
 // keyMaterialRE: private key material without its PEM header: the base64 DER of a PKCS#8 or
