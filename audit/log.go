@@ -791,6 +791,11 @@ func (l *Log) commit(batch []*appendReq) {
 	l.prev = prev
 	if l.sinceFile == 0 {
 		l.fileOldest = time.Now()
+		if l.fileSeq == 0 {
+			// A new log has no checkpoint file yet: write it at once rather than after
+			// CheckpointInterval, so a verifier reading the live log finds the checkpoints the log holds.
+			l.fileOldest = time.Time{}
+		}
 	}
 	l.sinceFile += n
 	l.syncCh <- &pending{f: l.w, seg: l.wseg, reqs: append([]*appendReq(nil), batch...), first: seq, hashes: hashes,

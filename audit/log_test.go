@@ -253,3 +253,27 @@ func TestOneWriterPerDir(t *testing.T) {
 		t.Fatal("Append on a read-only log succeeded")
 	}
 }
+
+// TestLiveLogVerifiesAfterFirstRecord: a new log writes its checkpoint file with its first
+// commit, not CheckpointInterval (an hour here) later, so verifying the live log while the
+// service runs finds the checkpoints the log holds and reports it intact.
+func TestLiveLogVerifiesAfterFirstRecord(t *testing.T) {
+	cfg := testConfig(t)
+	l := mustOpen(t, cfg)
+	defer l.Close()
+	appendDecisions(t, l, 1, "s")
+	path := filepath.Join(cfg.Dir, CheckpointFile)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no checkpoint file 10 s after the first record of a new log")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if _, err := Verify(cfg.Dir, l.PublicKey()); err != nil {
+		t.Fatalf("the live log does not verify: %v", err)
+	}
+}
