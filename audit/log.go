@@ -684,6 +684,15 @@ func (l *Log) housekeeping(timer bool) {
 		return
 	}
 	now := time.Now()
+	if l.fileSeq == 0 && l.sinceFile > 0 && l.sinceFile < l.cfg.CheckpointEvery {
+		// A new log has no checkpoint file yet: write one with the first commit rather than after
+		// CheckpointInterval, so a verifier reading the live log finds the checkpoints the log
+		// holds. The count towards the next replacement goes on as if it had not been written.
+		since, oldest := l.sinceFile, l.fileOldest
+		l.barrier()
+		l.writeCheckpointFile()
+		l.sinceFile, l.fileOldest = since, oldest
+	}
 	if l.sinceFile >= l.cfg.CheckpointEvery || (l.sinceFile > 0 && now.Sub(l.fileOldest) >= l.cfg.CheckpointInterval) {
 		l.barrier()
 		l.writeCheckpointFile()
@@ -791,11 +800,6 @@ func (l *Log) commit(batch []*appendReq) {
 	l.prev = prev
 	if l.sinceFile == 0 {
 		l.fileOldest = time.Now()
-		if l.fileSeq == 0 {
-			// A new log has no checkpoint file yet: write it at once rather than after
-			// CheckpointInterval, so a verifier reading the live log finds the checkpoints the log holds.
-			l.fileOldest = time.Time{}
-		}
 	}
 	l.sinceFile += n
 	l.syncCh <- &pending{f: l.w, seg: l.wseg, reqs: append([]*appendReq(nil), batch...), first: seq, hashes: hashes,
