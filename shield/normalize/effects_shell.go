@@ -64,6 +64,7 @@ type effCtx struct {
 	dirStack []string  // pushd's stack, as built by this call
 	git      *gitState // git remotes and push rewrites configured by this call
 	curEnv   []string  // the assignments before the command whose effects are being read
+	reachDirs int      // directories checked by recursive reads (reach.go)
 }
 
 func (s *state) fx() *effCtx {
@@ -165,6 +166,12 @@ func (w *walker) pathEffect(kind, prog, raw string, dyn bool) int {
 		}
 		if kind == EffectRead {
 			s.findSecretReads(prog, s.fx().findGlobs) // find_secrets.go
+			if len(s.fx().findGlobs) == 0 {
+				// Every file under the roots, unless name tests chose them (reach.go).
+				prev := w.reach
+				w.reach = true
+				defer func() { w.reach = prev }()
+			}
 		}
 		for _, r := range s.fx().roots {
 			if r == "{}" { // a root that is itself "{}" would substitute into itself forever
@@ -216,6 +223,9 @@ func (w *walker) pathEffect(kind, prog, raw string, dyn bool) int {
 	i := s.addEffect(e)
 	if !list { // listing a directory of secrets reads names, not the secrets
 		w.derived(kind, prog, clean, sens, e.InWorkspace, false)
+		if w.reach && kind == EffectRead && !inWS {
+			w.reachSecret(prog, clean) // reach.go
+		}
 	}
 	return i
 }
@@ -653,21 +663,8 @@ func (w *walker) applyRole(prog, role, raw string, dyn bool) {
 	switch role {
 	case "read", "write", "delete", "list", "move":
 		w.pathEffect(role, prog, raw, dyn)
-	case "data":
-		if strings.HasPrefix(raw, "@") {
-			w.pathEffect(EffectRead, prog, raw[1:], dyn)
-		} else if i := strings.Index(raw, "=@"); i >= 0 {
-			f := raw[i+2:]
-			if j := strings.IndexByte(f, ';'); j >= 0 {
-				f = f[:j]
-			}
-			w.pathEffect(EffectRead, prog, f, dyn)
-		} else if i := strings.Index(raw, "=<"); i >= 0 {
-			w.pathEffect(EffectRead, prog, raw[i+2:], dyn)
-		} else if i := strings.IndexByte(raw, '@'); i > 0 && !strings.ContainsAny(raw[:i], "=&") && isFormName(raw[:i]) {
-			// curl --data-urlencode NAME@FILE: FILE's content, url-encoded, is the value.
-			w.pathEffect(EffectRead, prog, raw[i+1:], dyn)
-		}
+	case "data", "send":
+		w.sendFile(prog, role, raw, dyn) // reach.go: the file's content goes to prog's connections
 	case "agentkey":
 		// ssh-add KEY: the key goes to the local agent, not to the caller; the secret effect says so.
 		before := len(w.s.act.Effects)
@@ -755,6 +752,7 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 	}
 	w.secretSources(c, ws.sub(1))       // secret_sources.go: with or without a spec
 	w.historySecrets(c, ws.sub(1))      // git_history.go: credentials read from a repository's history
+	w.gitReach(c, ws.sub(1))            // reach.go: history dumps read the repository
 	w.packageSources(name, ws.sub(1))   // package_sources.go
 	w.serverEffects(name, ws.sub(1))    // servers.go: static file servers
 	w.runnerBinds(name, ws.sub(1))      // listen.go: dev servers' bind options
@@ -779,6 +777,9 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 	if pa.subName != "" {
 		s.addUnknown(pa.subName)
 	}
+	prevReach := w.reach
+	w.reach = reaching(pa) // reach.go: a recursive reader reads what lies under its directories
+	defer func() { w.reach = prevReach }()
 	inspect := inspectOnly(pa, name) // metadata_only.go: ssh-keygen -l -f KEY reads KEY
 	for _, v := range pa.vals {
 		role := v.role
@@ -817,6 +818,8 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 					s.findSecretReads(name, s.fx().pipeGlobs) // find_secrets.go
 				}
 				if roots := s.fx().pipeRoots; len(roots) > 0 {
+					// Every file listed under the roots, unless name tests chose them (reach.go).
+					w.reach = w.reach || len(s.fx().pipeGlobs) == 0
 					for _, root := range roots {
 						w.pathEffect(r, name, root, false)
 					}
@@ -844,6 +847,7 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 			break
 		}
 	}
+	w.reach = prevReach
 	// A spec "cmd" operand: the rest of argv is a command the program runs (uv run, bundle exec).
 	if pa.rest >= 0 && !followed(name) {
 		child := frame{depth: f.depth + 1, via: pa.name, sudo: f.sudo}
@@ -2411,7 +2415,7 @@ func (w *walker) linkCmd(start int, raw string) []int {
 				s.addFlow(i, j, "redirect") // output redirected to /dev/tcp
 			case x.subst[ci] && ci < cj:
 				s.addFlow(i, j, "subst")
-			case ci == cj && effs[j].Kind == EffectConnect && (effs[i].Kind == EffectSecret || (effs[i].Kind == EffectRead && effs[i].Sensitive)):
+			case ci == cj && effs[j].Kind == EffectConnect && (effs[i].Kind == EffectSecret || (effs[i].Kind == EffectRead && effs[i].Sensitive) || x.origin[i] == originSent):
 				s.addFlow(i, j, "arg")
 			}
 		}

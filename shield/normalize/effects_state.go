@@ -388,6 +388,11 @@ func (s *state) moveAwayEffects() {
 	for _, p := range a.Paths {
 		if p.Role == RoleSource && isWorkspaceOrAncestor(p.Clean, s.n.opt.Workspace) {
 			s.addToolEffect(Effect{Kind: EffectDelete, Target: p.Clean, Detail: "moved away"})
+		} else if p.Role == RoleSource {
+			// Moving or renaming anything deletes its source (reach.go, principle 4).
+			d := p
+			d.Role = RoleDelete
+			s.pathEffects(d)
 		}
 	}
 }

@@ -53,6 +53,20 @@ func (w *walker) historySecrets(c *Command, args words) {
 	if len(rest.argv) > 256 {
 		rest = words{argv: rest.argv[:256], dyn: rest.dyn[:256]}
 	}
+	// A stash is a commit: stash show -p prints its patch, stash list -p every stash's (reach.go).
+	stash := false
+	if sub == "stash" && len(rest.argv) > 0 && (rest.argv[0] == "show" || rest.argv[0] == "list") {
+		stash = true
+		if rest.argv[0] == "list" {
+			sub = "log"
+		} else {
+			sub = "show"
+		}
+		rest = words{argv: rest.argv[1:], dyn: rest.dyn[1:]}
+		if !stashPatch(rest.argv) {
+			return // a diffstat or the stash names
+		}
+	}
 	switch sub {
 	case "show", "cat-file", "diff", "log", "whatchanged", "blame", "annotate", "grep", "format-patch", "diff-tree", "difftool":
 	default:
@@ -135,6 +149,9 @@ func (w *walker) historySecrets(c *Command, args words) {
 		if gitRevRE.MatchString(o) {
 			revs++
 		}
+	}
+	if stash {
+		revs++ // the stash (stash@{0} when none is named)
 	}
 	if afterDashes && len(ops) > 0 && (sub == "diff" || sub == "log" || sub == "show" || sub == "whatchanged" || sub == "difftool" || sub == "diff-tree") {
 		revs = len(ops) // before "--" every operand is a revision (v1.2.0, main, release/2.1)

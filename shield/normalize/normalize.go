@@ -62,6 +62,8 @@ type Normalizer struct {
 	// exemplars: concrete paths standing for the sensitive table's patterns (globs are matched
 	// against them).
 	exemplars []string
+	// reach: the exemplars of secret kinds, for recursive reads (reach.go).
+	reach []reachPoint
 	// wsReal: the workspace's own location on disk, when ResolveLinks is set.
 	wsReal string
 }
@@ -86,6 +88,7 @@ func New(cat *Catalog, opt Options) *Normalizer {
 		opt.MaxStrings = DefaultMaxStrings
 	}
 	n := &Normalizer{cat: cat, opt: opt, sens: newSensitiveMatcher(opt.Home), exemplars: sensitiveExemplars(opt.Home)}
+	n.reach = reachExemplars(n)
 	n.parsers.New = func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }
 	if opt.ResolveLinks {
 		if real, err := filepath.EvalSymlinks(opt.Workspace); err == nil {

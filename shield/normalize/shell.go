@@ -42,6 +42,8 @@ type walker struct {
 	filteredDelete bool
 	// cdpath: CDPATH was assigned, so cd NAME may go anywhere (effects_state.go).
 	cdpath bool
+	// reach: the command being read reads every file under its directory operands (reach.go).
+	reach bool
 }
 
 // defaultIFS is the shell's field separators when IFS is not set.

@@ -32,6 +32,9 @@ import (
 //	                   reported as unknown programs ("git frob")
 //	%opensub           with %sub: an unknown sub-command takes the program's own spec (pnpm
 //	                   SCRIPT runs a package script) instead of being an unknown program
+//	%reach             the program reads every file under its directory operands (grep -r, rg, an
+//	                   archiver, a secret scanner): a directory above credential locations reads
+//	                   them (reach.go); the flag tag !reach says the same for one flag (grep -r)
 //	%h:NAME            a Go handler for semantics the table cannot say (sed -i, tar -x, git push -f)
 //	%verbs             the words that select what a cloud or platform CLI does are classified
 //	                   (spec_effects.go): a destroy/delete/remove/prune/terminate… verb is a delete
@@ -44,7 +47,8 @@ import (
 // Roles: read write delete move (read + delete) list code (inline code run by the program) script
 // (a file run by the program) cmd (the rest of argv is a command: a wrapper) url host (host[:port] or
 // user@host[:path]) port pkg (a package to install) remote (a VCS remote) data (curl -d: "@file" is
-// a read) _ (ignored).
+// a read) send (a file whose content the program sends: curl -T, mail -a; "@file", "<file" and
+// "file" are read and flow into the program's connections, reach.go) _ (ignored).
 //
 // Roles whose value is code or a command (spec_effects.go), each judged as the code it contains:
 //
@@ -79,6 +83,7 @@ type cmdSpec struct {
 	fx       []string
 	condFx   [][2]string // effect, tag: "+EFFECT?TAG"
 	verbs    bool        // %verbs: classify the sub-command words (spec_effects.go)
+	reach    bool        // %reach: reads every file under its directory operands (reach.go)
 	posix    bool
 	sub      bool
 	openSub  bool // an unknown sub-command is not an unknown program (pnpm SCRIPT runs a package script)
@@ -178,7 +183,7 @@ func parseAlias(line string) (string, string, bool) {
 	return "", "", false
 }
 
-var specRoles = set("read", "write", "delete", "move", "list", "code", "script", "cmd", "url", "host", "port", "pkg", "remote", "data", "agentkey", "pid", "_",
+var specRoles = set("read", "write", "delete", "move", "list", "code", "script", "cmd", "url", "host", "port", "pkg", "remote", "data", "send", "agentkey", "pid", "_",
 	"sh", "shcmd", "prog", "src", "opaque", "vim", "sed", "tarcp", "sshopt", "gdb", "tcl", "wgetrc", "cookie", "item", "pipeout",
 	"bind", "relay")
 
@@ -224,6 +229,8 @@ func parseSpecLine(table map[string]*cmdSpec, line string) error {
 				sp.openSub = true
 			case tok == "%verbs":
 				sp.verbs = true
+			case tok == "%reach":
+				sp.reach = true
 			case strings.HasPrefix(tok, "%h:"):
 				sp.handler = tok[3:]
 			default:

@@ -417,6 +417,7 @@ func (w *walker) optCommand(f frame, pa parsedArgs, name string, args words, pip
 			roots = ops.argv[1:]
 		}
 		x.roots = roots
+		rest = fdPlaceholder(rest) // reach.go: fd appends the path when the command names none
 	}
 	if pa.optRole == "shcmd" {
 		w.runRest(f, pa.name, rest, pipe, idx, stdin)
