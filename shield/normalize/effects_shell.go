@@ -60,11 +60,11 @@ type effCtx struct {
 	findGlobs, stageGlobs, pipeGlobs []string
 	subst                            map[int]bool // command index → reached through a substitution
 	// State earlier commands changed for later ones (effects_state.go).
-	oldPwd   string    // the directory before the last cd ("" = the caller's, unknown)
-	dirStack []string  // pushd's stack, as built by this call
-	git      *gitState // git remotes and push rewrites configured by this call
-	curEnv   []string  // the assignments before the command whose effects are being read
-	reachDirs int      // directories checked by recursive reads (reach.go)
+	oldPwd    string    // the directory before the last cd ("" = the caller's, unknown)
+	dirStack  []string  // pushd's stack, as built by this call
+	git       *gitState // git remotes and push rewrites configured by this call
+	curEnv    []string  // the assignments before the command whose effects are being read
+	reachDirs int       // directories checked by recursive reads (reach.go)
 }
 
 func (s *state) fx() *effCtx {
