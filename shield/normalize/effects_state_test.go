@@ -244,7 +244,8 @@ func TestMoveAwayWorkspace(t *testing.T) {
 		{"rename_file", home, true},
 		{"move_path", ws, true},
 		{"copy_file", ws, false},
-		{"move_file", ws + "/a.txt", false},
+		{"move_file", ws + "/a.txt", true}, // moving deletes the source (reach.go, principle 4)
+		{"copy_file", ws + "/a.txt", false},
 	} {
 		a := n.Normalize(tc.tool, map[string]any{"source": tc.src, "source_path": tc.src, "destination": "/tmp/x", "destination_path": "/tmp/x"}, "")
 		got := findEffect(a.Effects, fx{kind: "delete", target: tc.src}) >= 0

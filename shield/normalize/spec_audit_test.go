@@ -48,6 +48,8 @@ var codeOptionsNotCode = map[string]string{
 	"pnpm add --filter":                       "a package selector",
 	"pnpm install --filter":                   "a package selector",
 	"rg --pre-glob":                           "a glob",
+	"rga --pre-glob":                          "a glob (rga = rg)",
+	"detect-secrets scan --disable-filter":    "the name of a built-in filter to switch off",
 	"shellcheck --shell":                      "a dialect name",
 	"sudo --command-timeout":                  "a duration",
 	"useradd --shell":                         "a login shell (useradd is +privilege)",
