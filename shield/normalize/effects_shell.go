@@ -2001,6 +2001,9 @@ func (w *walker) remoteCopy(pa parsedArgs, name string, ops words) {
 		if last && pa.tags["delete"] {
 			w.pathEffect(EffectDelete, name, a, ops.dyn[k])
 		}
+		if !last && pa.tags["movesrc"] {
+			w.pathEffect(EffectDelete, name, a, ops.dyn[k]) // rsync --remove-source-files: a move (reach.go)
+		}
 	}
 }
 
