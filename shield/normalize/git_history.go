@@ -55,6 +55,13 @@ func (w *walker) historySecrets(c *Command, args words) {
 	}
 	// A stash is a commit: stash show -p prints its patch, stash list -p every stash's (reach.go).
 	stash := false
+	if sub == "reflog" {
+		// git reflog [show] is git log -g: with -p it prints the patches of every reflog entry.
+		sub = "log"
+		if len(rest.argv) > 0 && rest.argv[0] == "show" {
+			rest = words{argv: rest.argv[1:], dyn: rest.dyn[1:]}
+		}
+	}
 	if sub == "stash" && len(rest.argv) > 0 && (rest.argv[0] == "show" || rest.argv[0] == "list") {
 		stash = true
 		if rest.argv[0] == "list" {
