@@ -26,6 +26,9 @@ const maxEquivalentBytes = 64 << 10
 func cliEquivalent(tool string, args map[string]any) string {
 	b := cliBuilders[strings.ToLower(tool)]
 	if b == nil {
+		b = gitToolBuilders[strings.ToLower(tool)] // reach_tools.go
+	}
+	if b == nil {
 		return ""
 	}
 	w := &cliWords{args: args}

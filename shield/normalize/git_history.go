@@ -37,10 +37,16 @@ func (w *walker) historySecrets(c *Command, args words) {
 	if c.Name != "git" || len(args.argv) == 0 {
 		return
 	}
-	// Skip git's global options (-C DIR, -c k=v, --git-dir=…).
+	// Skip git's global options (-C DIR, -c k=v, --git-dir=…); paths are relative to -C's DIR.
 	i := 0
+	base := w.s.cwd
 	for i < len(args.argv) && i < 16 && strings.HasPrefix(args.argv[i], "-") {
 		if a := args.argv[i]; (a == "-C" || a == "-c" || a == "--git-dir" || a == "--work-tree" || a == "--namespace") && i+1 < len(args.argv) {
+			if a == "-C" && !args.dyn[i+1] {
+				if d, ok := resolvePath(args.argv[i+1], base, w.s.n.opt.Home); ok {
+					base = d
+				}
+			}
 			i++
 		}
 		i++
@@ -124,7 +130,7 @@ func (w *walker) historySecrets(c *Command, args words) {
 		if raw == "" || isUnresolvedText(raw) {
 			return "", ""
 		}
-		clean, ok := resolvePath(raw, w.s.cwd, w.s.n.opt.Home)
+		clean, ok := resolvePath(raw, base, w.s.n.opt.Home)
 		if !ok {
 			return "", ""
 		}
