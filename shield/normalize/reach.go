@@ -86,7 +86,31 @@ func (w *walker) reachSecret(prog, clean string) {
 
 // reaching: the parsed command reads every file under its directory operands.
 func reaching(pa parsedArgs) bool {
-	return pa.spec != nil && (pa.spec.reach || pa.tags["reach"])
+	if pa.spec == nil {
+		return false
+	}
+	if pa.spec.reach || pa.tags["reach"] {
+		return true
+	}
+	if !pa.spec.longSingle {
+		return false
+	}
+	// A spec with single-dash long options (zip -tt) reads an unlisted "-qr" as one flag; a
+	// recursive letter in it still recurses.
+	for _, f := range pa.flags {
+		if len(f) < 3 || f[0] != '-' || f[1] == '-' {
+			continue
+		}
+		if _, listed := pa.spec.flags[f]; listed {
+			continue
+		}
+		for _, c := range f[1:] {
+			if pa.spec.flags["-"+string(c)] == "reach" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // sendFile records the read of a file whose content prog sends (role "send" or "data") and marks
