@@ -752,7 +752,7 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 	}
 	w.secretSources(c, ws.sub(1))       // secret_sources.go: with or without a spec
 	w.historySecrets(c, ws.sub(1))      // git_history.go: credentials read from a repository's history
-	w.gitReach(c, ws.sub(1))            // reach.go: history dumps read the repository
+	w.reachArgs(c, ws.sub(1))           // reach.go: history dumps read the repository; files CLIs send
 	w.packageSources(name, ws.sub(1))   // package_sources.go
 	w.serverEffects(name, ws.sub(1))    // servers.go: static file servers
 	w.runnerBinds(name, ws.sub(1))      // listen.go: dev servers' bind options
@@ -1210,7 +1210,7 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 				continue
 			}
 			if i := strings.Index(a, "@"); i > 0 && (a[i-1] == '=' || strings.HasSuffix(a[:i], ":=")) {
-				w.pathEffect(EffectRead, name, a[i+1:], ops.dyn[k])
+				w.sendFile(name, "send", a[i+1:], ops.dyn[k]) // reach.go: the request carries it
 			}
 		}
 	case "nc":

@@ -318,3 +318,53 @@ func stashPatch(args []string) bool {
 	}
 	return false
 }
+
+// reachArgs: what a command reads without a spec role saying so: a git history dump reads the
+// repository; a cloud CLI's file-valued parameter is sent in the API request.
+func (w *walker) reachArgs(c *Command, args words) {
+	w.gitReach(c, args)
+	w.cloudFileArgs(c, args)
+}
+
+// cloudFileArgs: the AWS CLI reads a parameter value "file://PATH" or "fileb://PATH" and sends its
+// content in the request (aws ses send-email --text file://…, aws s3api put-object --body); the
+// Azure CLI does the same with "@PATH" values of its options. Each is a read whose content flows
+// into the CLI's connection.
+func (w *walker) cloudFileArgs(c *Command, args words) {
+	if c.Name != "aws" && c.Name != "az" {
+		return
+	}
+	for k, a := range args.argv {
+		if k >= 256 {
+			break
+		}
+		v := a
+		if i := strings.IndexByte(a, '='); i > 0 && strings.HasPrefix(a, "--") {
+			v = a[i+1:]
+		}
+		switch {
+		case c.Name == "aws" && strings.Contains(v, "file"):
+			// --text file://P, --zip-file fileb://P, shorthand Data=fileb://P,Key=v
+			for _, part := range strings.Split(v, ",") {
+				if _, after, ok := strings.Cut(part, "="); ok && !strings.HasPrefix(part, "file") {
+					part = after
+				}
+				if p, ok := cutAny(part, "fileb://", "file://"); ok {
+					w.sendFile(c.Name, "send", p, args.dyn[k])
+				}
+			}
+		case c.Name == "az" && strings.HasPrefix(v, "@") && len(v) > 1 && k > 0 && strings.HasPrefix(args.argv[k-1], "--"):
+			w.sendFile(c.Name, "send", v, args.dyn[k])
+		}
+	}
+}
+
+// cutAny returns s without the first of the prefixes it has.
+func cutAny(s string, prefixes ...string) (string, bool) {
+	for _, p := range prefixes {
+		if rest, ok := strings.CutPrefix(s, p); ok {
+			return rest, true
+		}
+	}
+	return "", false
+}

@@ -252,7 +252,7 @@ func (w *walker) specRole(f frame, prog, opt, role, val string, dyn bool) {
 		}
 	case "item":
 		if p, ok := uploadItem(val); ok {
-			w.pathEffect(EffectRead, prog, p, dyn)
+			w.sendFile(prog, "send", p, dyn) // reach.go: the request carries it
 		}
 	case DetailBind, DetailRelay:
 		w.bindValue(prog, role, val, dyn) // listen.go
@@ -1029,7 +1029,7 @@ func (w *walker) httpItems(pa parsedArgs, name string, args words) {
 			continue
 		}
 		if p, ok := uploadItem(a); ok {
-			w.pathEffect(EffectRead, name, p, ops.dyn[k])
+			w.sendFile(name, "send", p, ops.dyn[k]) // reach.go: the request carries it
 		}
 	}
 }
