@@ -70,7 +70,8 @@ func (s *state) toolEffects(e *Entry, known bool) {
 	a := s.act
 	if a.Class == ClassExec {
 		s.execPatchEffects()
-		s.structuredEffects() // tools_data.go: credentials in the URLs a command requests
+		s.structuredEffects()    // tools_data.go: credentials in the URLs a command requests
+		s.nestedConnectEffects() // urls_nested.go: where a redirect or a link-follower goes
 		for _, t := range sortedKeys(s.written) {
 			s.autorunEffects(t, s.written[t]) // autorun_code.go: files that run later
 		}
@@ -156,8 +157,10 @@ func (s *state) toolEffects(e *Entry, known bool) {
 			}
 		}
 	}
-	s.forgeFileWrites()   // autorun_build.go: files a forge tool commits
-	s.structuredEffects() // tools_data.go: SQL, secrets in URLs and bodies, settings, browser schemes
+	s.bodyFileEffects()    // urls_nested.go: file contents templated into a body
+	s.typedSecretEffects() // tools_structured.go: secrets typed into a page
+	s.forgeFileWrites()    // autorun_build.go: files a forge tool commits
+	s.structuredEffects()  // tools_data.go: SQL, secrets in URLs and bodies, settings, browser schemes
 	if a.Class == ClassFileWrite {
 		s.instructionFileEffects() // tools_prose_intent.go
 	}
