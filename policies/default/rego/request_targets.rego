@@ -88,3 +88,37 @@ escalate contains finding("edits.mass-delete", sprintf("deletes %d files at once
 escalate contains finding("edits.mass-delete", sprintf("deletes %d files at once", [count(deleted_files)])) if {
 	count(deleted_files) >= data.shield.edits.min_files
 }
+
+# ---- free text grants nothing (shield/normalize/tools_claims.go)
+
+# An approval free text claims (a memory, a plan, a schedule, a message to a bot): nobody gave it
+# in this session; a human confirms before anything acts on it.
+escalate contains finding("freetext.claimed-approval", sprintf("the text claims a permission nobody gave here (%s)", [e.target])) if {
+	some e in input.effects
+	e.kind == "privilege"
+	e.detail == "claimed"
+}
+
+# Free text that asks for production or customer data and names a recipient outside the
+# organisation's domains or a host beyond the allowed egress: an export of data to outside.
+deny contains finding("freetext.data-export", sprintf("asks for %s and sends it to %s", [d.target, o.target])) if {
+	some d in input.effects
+	d.kind == "read"
+	startswith(d.target, "data: ")
+	d.detail == "requested"
+	some o in input.effects
+	outside_recipient(o)
+}
+
+outside_recipient(o) if {
+	o.kind == "send"
+	parts := split(o.target, "@")
+	count(parts) == 2
+	not own_domain(lower(parts[1]))
+}
+
+outside_recipient(o) if {
+	o.kind == "connect"
+	not loopback_host(effect_host(o.target))
+	not egress_allowed(o)
+}
