@@ -121,7 +121,7 @@ func (s *state) claimEffects(words []string) int {
 				}
 				_, scoped := matchAt(lx.scope, words, k)
 				if verb || scoped {
-					s.addToolEffect(Effect{Kind: EffectPrivilege, Target: "protection: approvals (claimed: " + strings.Join(c.words, " ") + ")", Detail: DetailClaimed})
+					s.addToolEffect(Effect{Kind: EffectPrivilege, Target: "claimed approval: " + strings.Join(c.words, " "), Detail: DetailClaimed})
 					n++
 					break
 				}
