@@ -39,7 +39,7 @@ func (s *state) typedSecretEffects() {
 		if depth > maxTypedDepth {
 			return
 		}
-		field := ""
+		field, described := "", false
 		var texts []string
 		for k, v := range m {
 			lk := strings.ToLower(k)
@@ -47,6 +47,9 @@ func (s *state) typedSecretEffects() {
 			case string:
 				if typedTextKeys[lk] && strings.TrimSpace(x) != "" {
 					texts = append(texts, x)
+				}
+				if fieldKeys[lk] && lk != "ref" && lk != "id" && strings.TrimSpace(x) != "" {
+					described = true
 				}
 				if fieldKeys[lk] && secretFieldRE.MatchString(x) && len(x) <= 256 {
 					field = x
@@ -62,7 +65,9 @@ func (s *state) typedSecretEffects() {
 			}
 		}
 		for _, t := range texts {
-			if field != "" || passwordShaped(t) {
+			// A value shaped like a password counts where no field is described; a field
+			// described as something else (a project name) is trusted.
+			if field != "" || !described && passwordShaped(t) {
 				where := field
 				if where == "" {
 					where = "a page"

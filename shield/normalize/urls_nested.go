@@ -318,7 +318,7 @@ func decodeData(v string) string {
 			letters++
 		}
 	}
-	if letters*2 < len(b) {
+	if letters*4 < len(b) { // mostly digits and punctuation: a number, not text
 		return ""
 	}
 	return string(b)
