@@ -120,7 +120,7 @@ func nestedTargets(u URL) []string {
 	}
 	for _, v := range vals {
 		t := strings.TrimSpace(v)
-		if d := decodeData(t); d != "" && strings.Contains(d, ":/") {
+		if d := decodePrintable(t); d != "" && strings.Contains(d, ":/") {
 			t = d // a URL base64- or hex-encoded in the value
 		}
 		found := false
@@ -284,6 +284,22 @@ var secretWordRE = regexp.MustCompile(`(?i)secret|passw|passphrase|private[ _-]?
 // when it decodes to mostly printable text of at least six bytes; "" otherwise. Plain words (all
 // lower-case letters) are words, not encodings.
 func decodeData(v string) string {
+	d := decodePrintable(v)
+	letters := 0
+	for i := 0; i < len(d); i++ {
+		if c := d[i] | 0x20; c >= 'a' && c <= 'z' {
+			letters++
+		}
+	}
+	if letters*4 < len(d) { // mostly digits and punctuation: a number, not text
+		return ""
+	}
+	return d
+}
+
+// decodePrintable returns what v encodes (base64, base32, hex) when it is printable text of at
+// least six bytes; "" otherwise.
+func decodePrintable(v string) string {
 	v = strings.TrimSpace(v)
 	if len(v) < 8 || len(v) > maxDataScan {
 		return ""
@@ -307,19 +323,10 @@ func decodeData(v string) string {
 	if len(b) < 6 {
 		return ""
 	}
-	letters := 0
 	for _, c := range b {
-		switch {
-		case c == '\n' || c == '\r' || c == '\t' || (c >= 0x20 && c < 0x7f):
-		default:
+		if !(c == '\n' || c == '\r' || c == '\t' || (c >= 0x20 && c < 0x7f)) {
 			return "" // binary: an id, a hash, a nonce — not text
 		}
-		if (c|0x20) >= 'a' && (c|0x20) <= 'z' {
-			letters++
-		}
-	}
-	if letters*4 < len(b) { // mostly digits and punctuation: a number, not text
-		return ""
 	}
 	return string(b)
 }
