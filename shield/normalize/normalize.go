@@ -194,6 +194,7 @@ func (n *Normalizer) normalize(ctx context.Context, tool string, args map[string
 		class = e.Class
 	}
 	s.generic(args, used, known && len(e.Command) > 0, class)
+	s.execFallback() // tools_exec_args.go: an exec tool's command in another field, or unknown
 	s.collectStrings(args)
 	s.textURLs()
 	s.toolEffects(e, known) // tools_effects.go
