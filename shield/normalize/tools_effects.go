@@ -75,6 +75,7 @@ func (s *state) toolEffects(e *Entry, known bool) {
 		for _, t := range sortedKeys(s.written) {
 			s.autorunEffects(t, s.written[t]) // autorun_code.go: files that run later
 		}
+		s.historyRemovalEffects() // tools_history.go
 		return
 	}
 	start := len(s.act.Effects)
@@ -105,7 +106,8 @@ func (s *state) toolEffects(e *Entry, known bool) {
 		}
 		s.connectEffect(u)
 	}
-	s.moveAwayEffects() // effects_state.go
+	s.moveAwayEffects()             // effects_state.go
+	defer s.historyRemovalEffects() // tools_history.go: after every path effect
 	toAgent := false
 	if a.Class == ClassMessageSend {
 		for _, r := range a.Recipients {

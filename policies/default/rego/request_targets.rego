@@ -122,3 +122,12 @@ outside_recipient(o) if {
 	not loopback_host(effect_host(o.target))
 	not egress_allowed(o)
 }
+
+# The repository's history deleted or moved away by a file tool (shield/normalize/tools_history.go):
+# what exec.outside-envelope escalates for a command, escalated for every tool.
+escalate contains finding("edits.history-removed", sprintf("removes the repository's history (%s)", [e.detail])) if {
+	input.class != "exec"
+	some e in input.effects
+	e.kind == "delete"
+	e.target == "vcs_history"
+}

@@ -140,3 +140,8 @@ test_commands_not_judged_here if {
 	inp := with_effects("exec", [ws_delete("/w/Cargo.toml"), ws_delete("/w/src/main.rs")])
 	not "edits.mass-delete" in rules(shield.escalate) with input as inp
 }
+
+test_history_moved_away_escalated if {
+	inp := with_effects("file_move", [eff("delete", "vcs_history", "move_file /w/.git")])
+	"edits.history-removed" in rules(shield.escalate) with input as inp
+}
