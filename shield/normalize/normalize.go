@@ -115,6 +115,8 @@ type state struct {
 
 	// written: content shell commands write to files (sessions.go: recordWritten), by path.
 	written map[string]string
+
+	nested int // URLs added as nested in request URLs (urls_nested.go), bounded
 }
 
 // stopped reports whether the walk must stop: an input limit was hit, or the context is done
@@ -195,6 +197,7 @@ func (n *Normalizer) normalize(ctx context.Context, tool string, args map[string
 		class = e.Class
 	}
 	s.generic(args, used, known && len(e.Command) > 0, class)
+	s.execFallback() // tools_exec_args.go: an exec tool's command in another field, or unknown
 	s.collectStrings(args)
 	s.textURLs()
 	s.toolEffects(e, known) // tools_effects.go
@@ -669,6 +672,7 @@ func (s *state) addURL(raw, role string, assumeHTTP bool) {
 	}
 	s.urlSeen[raw] = true
 	s.act.URLs = append(s.act.URLs, parseURL(raw, role, assumeHTTP))
+	s.nestedURLs(s.act.URLs[len(s.act.URLs)-1], 0) // urls_nested.go: URLs inside it are targets too
 }
 
 // addConnect adds a raw connection target.

@@ -129,6 +129,7 @@ func (s *state) structuredEffects() {
 			continue
 		}
 		s.urlCredentialEffects(u)
+		s.urlDataEffects(u) // urls_nested.go: data carried in the target
 	}
 	if a.Class == ClassExec {
 		return

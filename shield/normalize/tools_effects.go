@@ -70,10 +70,12 @@ func (s *state) toolEffects(e *Entry, known bool) {
 	a := s.act
 	if a.Class == ClassExec {
 		s.execPatchEffects()
-		s.structuredEffects() // tools_data.go: credentials in the URLs a command requests
+		s.structuredEffects()    // tools_data.go: credentials in the URLs a command requests
+		s.nestedConnectEffects() // urls_nested.go: where a redirect or a link-follower goes
 		for _, t := range sortedKeys(s.written) {
 			s.autorunEffects(t, s.written[t]) // autorun_code.go: files that run later
 		}
+		s.historyRemovalEffects() // tools_history.go
 		return
 	}
 	start := len(s.act.Effects)
@@ -104,7 +106,8 @@ func (s *state) toolEffects(e *Entry, known bool) {
 		}
 		s.connectEffect(u)
 	}
-	s.moveAwayEffects() // effects_state.go
+	s.moveAwayEffects()             // effects_state.go
+	defer s.historyRemovalEffects() // tools_history.go: after every path effect
 	toAgent := false
 	if a.Class == ClassMessageSend {
 		for _, r := range a.Recipients {
@@ -156,8 +159,10 @@ func (s *state) toolEffects(e *Entry, known bool) {
 			}
 		}
 	}
-	s.forgeFileWrites()   // autorun_build.go: files a forge tool commits
-	s.structuredEffects() // tools_data.go: SQL, secrets in URLs and bodies, settings, browser schemes
+	s.bodyFileEffects()    // urls_nested.go: file contents templated into a body
+	s.typedSecretEffects() // tools_structured.go: secrets typed into a page
+	s.forgeFileWrites()    // autorun_build.go: files a forge tool commits
+	s.structuredEffects()  // tools_data.go: SQL, secrets in URLs and bodies, settings, browser schemes
 	if a.Class == ClassFileWrite {
 		s.instructionFileEffects() // tools_prose_intent.go
 	}

@@ -52,7 +52,8 @@ func (s *state) instructionEffects(text string) {
 		s.syncEffects()
 		s.walker().script(code, 1, "instructions", false)
 	}
-	s.proseEffects(text) // tools_prose.go
+	s.proseEffects(text)   // tools_prose.go
+	s.textRecipients(text) // tools_claims.go
 	for _, sent := range sentenceEnd.Split(text, 256) {
 		role := RoleRead
 		switch {

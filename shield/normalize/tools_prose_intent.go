@@ -50,6 +50,7 @@ type ProseLexicon struct {
 	offValues  map[string]bool
 	consent    []lexPhrase // blanket permission claimed ("without asking", "pre-approved")
 	scope      []lexPhrase // what makes it blanket ("any command", "anything", "sudo")
+	claims     lexClaims   // tools_claims.go: claims free text makes that grant nothing
 }
 
 type lexPhrase struct {
@@ -72,6 +73,8 @@ type lexFile struct {
 	Off     []string            `yaml:"off_values"`
 	Consent []string            `yaml:"consent"`
 	Scope   []string            `yaml:"consent_scope"`
+	Gerund  []string            `yaml:"gerund_markers"`
+	Claims  lexClaimsFile       `yaml:"claims"`
 	Verbs   map[string][]string `yaml:"verbs"`
 	Markers []string            `yaml:"markers"`
 	Fill    []string            `yaml:"fill"`
@@ -139,7 +142,7 @@ func ParseProseLexicon(name string, data []byte) (*ProseLexicon, error) {
 	}
 	for _, o := range f.Objects {
 		kind, _, ok := strings.Cut(o.Target, ":")
-		if !ok || !set("path", "secret", "destroy", "protection", "foreign")[kind] {
+		if !ok || !set("path", "secret", "destroy", "protection", "foreign", "data")[kind] {
 			return nil, fmt.Errorf("%s: bad target %q", name, o.Target)
 		}
 		lo := lexObject{target: o.Target, actions: map[string]bool{}, qualifiers: map[string]bool{}}
@@ -159,6 +162,7 @@ func ParseProseLexicon(name string, data []byte) (*ProseLexicon, error) {
 			}
 		}
 	}
+	lx.claims = parseClaims(f.Claims, f.Gerund) // tools_claims.go
 	longestFirst := func(ps []lexPhrase) {
 		sort.SliceStable(ps, func(i, j int) bool { return len(ps[i].words) > len(ps[j].words) })
 	}
@@ -254,6 +258,7 @@ func (s *state) intentEffects(sentences []string) {
 	consented := false
 	for _, sent := range sentences {
 		words := intentWords(sent)
+		n += s.claimEffects(words) // tools_claims.go: approval claimed, controls waived
 		if !consented && lx.blanketConsent(words) {
 			consented = true
 			s.intentEffect("disable", "protection:approvals")
@@ -265,6 +270,9 @@ func (s *state) intentEffects(sentences []string) {
 				n++
 			}
 			v, ok := matchAt(lx.verbs, words, i)
+			if !ok {
+				v, ok = lx.gerundVerb(words, i) // tools_claims.go: "approved sending …"
+			}
 			if !ok || (!v.any && !lx.isRequest(words, i)) || negatedClause(words, i) {
 				continue
 			}
@@ -510,5 +518,7 @@ func (s *state) intentEffect(act, target string) {
 		s.addToolEffect(Effect{Kind: EffectPrivilege, Target: "protection: " + name, Detail: DetailRequested})
 	case "foreign":
 		s.addToolEffect(Effect{Kind: EffectPush, Target: "(" + name + ")", Detail: "mirror,foreign," + DetailRequested})
+	case "data":
+		s.addToolEffect(Effect{Kind: EffectRead, Target: "data: " + name, Detail: DetailRequested})
 	}
 }

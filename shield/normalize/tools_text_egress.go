@@ -177,7 +177,7 @@ func (s *state) textEgressEffects(done map[string]bool) {
 			s.addToolEffect(Effect{Kind: EffectListen, Target: strings.TrimSpace(t), Detail: DetailOpenToAll, Sensitive: true})
 		}
 		if a.Class == ClassMessageSend {
-			bot := instructed || botAddressRE.MatchString(t)
+			bot := instructed || botAddressRE.MatchString(t) || s.n.lex().addressesAgent(t)
 			if bot && !done[t] {
 				done[t] = true
 				s.instructionEffects(t) // a bot or agent addressed acts on the text
@@ -307,7 +307,7 @@ func (s *state) settingPairEffects() {
 var allowListKeyRE = regexp.MustCompile(`(?i)(?:permissions?\.allow|allowed_?(?:tools|commands)|allowlist|allow_?list|auto_?approve|always_?allow|trusted_?commands|permissions)`)
 
 // botAddressRE: text that addresses a bot or an agent (@deploy-bot, @claude, /merge, /approve).
-var botAddressRE = regexp.MustCompile(`(?i)(?:^|[\s(])@[a-z0-9_.-]*(?:bot|agent|claude|copilot|codex|devin|gemini|cursor|assistant|autopilot|ci)\b|(?:^|\n)\s*/[a-z][a-z-]{2,24}\b`)
+var botAddressRE = regexp.MustCompile(`(?i)(?:^|[\s(])@[a-z0-9_.-]*(?:bot|agent|claude|copilot|codex|devin|gemini|cursor|assistant|autopilot|ci)\b|(?:^|\n)\s*/[a-z][a-z-]{1,24}\b`)
 
 // credentialColumnRE: columns that hold credentials.
 var credentialColumnRE = regexp.MustCompile(`(?i)\b(?:[a-z_]*password[a-z_]*|passwd|pass_hash|pwd_hash|[a-z_]*(?:totp|otp|mfa|2fa)_?(?:secret|seed|key)[a-z_]*|api_?key[a-z_]*|secret_?key|private_?key|(?:access|refresh|session|auth|reset|password_reset|verification|verify|invite|invitation|magic|magic_link|confirm|confirmation|activation|remember|oauth|bearer|personal_access|api|device)_?token|recovery_?codes?|client_secret|[a-z_]*_secret)\b`)

@@ -63,7 +63,7 @@ var (
 func parseURL(raw, role string, assumeHTTP bool) (out URL) {
 	out = URL{Raw: raw, Role: role}
 	s := strings.TrimSpace(raw)
-	if assumeHTTP && !strings.Contains(s, "://") && !hasSpecialScheme(s) {
+	if assumeHTTP && !strings.Contains(s, "://") && !hasSpecialScheme(s) && !opaqueScheme(s) {
 		s = "http://" + strings.TrimPrefix(s, "//")
 	}
 	asWritten := s
@@ -162,6 +162,9 @@ func hostClass(host string) string {
 		}
 		if internalName(host) {
 			return IPInternal
+		}
+		if c := embeddedClass(host); c != "" { // urls_nested.go: a name that spells an address
+			return c
 		}
 		return IPHostname
 	}

@@ -428,6 +428,7 @@ deny contains finding("effects.privilege", sprintf("changes privileges (%s)", [e
 	some e in input.effects
 	e.kind == "privilege"
 	input.class != "exec" # the shell rules judge sudo and friends
+	e.detail != "claimed" # an approval free text claims: request_targets.rego escalates
 }
 
 # Exfiltration: a secret read, requested or carried, together with anything leaving the host.
