@@ -1,0 +1,134 @@
+package regoeval_test
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/open-policy-agent/opa/v1/profiler"
+
+	"github.com/shieldsec/shield/policy/regoeval"
+)
+
+func cpuNow() int64 {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+func BenchmarkRegoOverhead(b *testing.B) {
+	e, inputs := corpusEngine(b)
+	ctx := context.Background()
+	for _, v := range []struct {
+		name  string
+		force func(int, bool) bool
+	}{
+		{"gated", func(_ int, o bool) bool { return o }},
+		{"allclosed", func(int, bool) bool { return false }},
+		{"allopen", func(int, bool) bool { return true }},
+	} {
+		b.Run(v.name, func(b *testing.B) {
+			b.ReportAllocs()
+			c0 := cpuNow()
+			i := 0
+			for b.Loop() {
+				if err := e.EvalBitsForTest(ctx, inputs[i%len(inputs)], v.force); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+			b.ReportMetric(float64(cpuNow()-c0)/float64(b.N), "cpu-ns/op")
+		})
+	}
+	b.Run("input", func(b *testing.B) {
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			if _, err := regoeval.InputValuePrunedForTest(e, inputs[i%len(inputs)]); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+	})
+}
+
+// BenchmarkRegoRuleCost: for each decision rule alone (open where its gate holds), the CPU it
+// adds over an evaluation with every gate closed, on a sample of the corpus.
+func BenchmarkRegoRuleCost(b *testing.B) {
+	e, all := corpusEngine(b)
+	var inputs = all[:0:0]
+	for i := 0; i < len(all); i += 8 {
+		inputs = append(inputs, all[i])
+	}
+	ctx := context.Background()
+	run := func(force func(int, bool) bool) int64 {
+		c0 := cpuNow()
+		for _, in := range inputs {
+			if err := e.EvalBitsForTest(ctx, in, force); err != nil {
+				b.Fatal(err)
+			}
+		}
+		return cpuNow() - c0
+	}
+	base := run(func(int, bool) bool { return false })
+	gated := run(func(_ int, o bool) bool { return o })
+	rules := e.Gates().Rules
+	type rc struct {
+		i    int
+		cost int64
+	}
+	var costs []rc
+	var sum int64
+	for i := range rules {
+		c := run(func(j int, o bool) bool { return j == i && o }) - base
+		costs = append(costs, rc{i, c})
+		sum += c
+	}
+	sort.Slice(costs, func(a, b int) bool { return costs[a].cost > costs[b].cost })
+	var out strings.Builder
+	fmt.Fprintf(&out, "%d calls: all closed %d µs/call, gated %d µs/call, sum of single-rule costs %d µs/call\n", len(inputs), base/1000/int64(len(inputs)), gated/1000/int64(len(inputs)), sum/1000/int64(len(inputs)))
+	for _, c := range costs[:40] {
+		r := rules[c.i]
+		fmt.Fprintf(&out, "%6.1f µs/call %5.1f%%  %s:%d %s %s\n", float64(c.cost)/1000/float64(len(inputs)), 100*float64(c.cost)/float64(sum), r.File, r.Line, r.Name, r.ID)
+	}
+	b.Log(out.String())
+	for b.Loop() {
+	}
+}
+
+func BenchmarkRegoEnvelopeProfile(b *testing.B) {
+	e, all := corpusEngine(b)
+	rules := e.Gates().Rules
+	want := map[int]bool{}
+	for i, r := range rules {
+		if r.ID == "exec.outside-envelope" || r.ID == "exec.known-effects" {
+			want[i] = true
+		}
+	}
+	prof := profiler.New()
+	n := 0
+	for i := 0; i < len(all); i += 4 {
+		if all[i].Action.Class != "exec" {
+			continue
+		}
+		n++
+		if err := e.EvalBitsTracedForTest(context.Background(), all[i], func(j int, o bool) bool { return want[j] && o }, prof); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var out strings.Builder
+	var total int64
+	rs := prof.ReportTopNResults(0, []string{"total_time_ns"})
+	for _, s := range rs {
+		total += s.ExprTimeNs
+	}
+	for _, s := range rs[:50] {
+		fmt.Fprintf(&out, "%5.1f%% evals/call %6.2f redo/call %6.2f %v\n", 100*float64(s.ExprTimeNs)/float64(total), float64(s.NumEval)/float64(n), float64(s.NumRedo)/float64(n), s.Location)
+	}
+	b.Log(out.String())
+	for b.Loop() {
+	}
+}
