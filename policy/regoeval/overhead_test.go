@@ -92,7 +92,17 @@ func BenchmarkRegoRuleCost(b *testing.B) {
 	fmt.Fprintf(&out, "%d calls: all closed %d µs/call, gated %d µs/call, sum of single-rule costs %d µs/call\n", len(inputs), base/1000/int64(len(inputs)), gated/1000/int64(len(inputs)), sum/1000/int64(len(inputs)))
 	for _, c := range costs[:40] {
 		r := rules[c.i]
-		fmt.Fprintf(&out, "%6.1f µs/call %5.1f%%  %s:%d %s %s\n", float64(c.cost)/1000/float64(len(inputs)), 100*float64(c.cost)/float64(sum), r.File, r.Line, r.Name, r.ID)
+		open := 0
+		for _, in := range inputs {
+			if r.Gate.Holds(in.Action) {
+				open++
+			}
+		}
+		g := r.Gate.String()
+		if len(g) > 150 {
+			g = g[:150] + "…"
+		}
+		fmt.Fprintf(&out, "%6.1f µs/call %5.1f%% open %4d  %s:%d %s %s gate=%s\n", float64(c.cost)/1000/float64(len(inputs)), 100*float64(c.cost)/float64(sum), open, r.File, r.Line, r.Name, r.ID, g)
 	}
 	b.Log(out.String())
 	for b.Loop() {
