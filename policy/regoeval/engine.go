@@ -42,6 +42,8 @@ type Engine struct {
 	// gateInput: the gate bits are the input's gateInputKey array, not the gate built-in's.
 	gateInput bool
 	inline    bool // Options.CallerGoroutine
+	// dispatched is the number of functions dispatched on an argument's field (dispatch.go).
+	dispatched int
 	// values is the engine's inter-query cache of built-in state: compiled regular expressions
 	// and the prefix/suffix tries of strings.any_prefix_match / any_suffix_match (see
 	// builtinValueCacheEntries).
@@ -67,6 +69,8 @@ type Options struct {
 	// CallerGoroutine evaluates on the caller's goroutine, never on an evaluation goroutine
 	// (evalpool.go): the reference for benchmarks and the differential test.
 	CallerGoroutine bool
+	// NoDispatch serves the functions as written (dispatch.go): the reference for benchmarks.
+	NoDispatch bool
 }
 
 // InputKeys returns the top-level input keys built for each evaluation, sorted; nil when the
@@ -165,6 +169,7 @@ func (p *Parsed) PrepareOptions(opt Options) (*Engine, error) {
 	// modules reach the input only by constant keys, none of them the gate's: they cannot see
 	// it. Otherwise (the input used whole, or no pruning) through the gate built-in.
 	e.gateInput = e.keep != nil && !e.keep[gateInputKey]
+	served := make(map[string]*ast.Module, len(files))
 	for _, f := range files {
 		m := p.Modules[f]
 		e.rules += len(m.Rules)
@@ -181,7 +186,13 @@ func (p *Parsed) PrepareOptions(opt Options) (*Engine, error) {
 				}
 			}
 		}
-		opts = append(opts, rego.ParsedModule(m))
+		served[f] = m
+	}
+	if !opt.NoDispatch {
+		served, e.dispatched = dispatchFunctions(served)
+	}
+	for _, f := range files {
+		opts = append(opts, rego.ParsedModule(served[f]))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), compileTimeout)
 	defer cancel()

@@ -72,3 +72,6 @@ func (e *Engine) EvalBitsTracedForTest(ctx context.Context, in *shield.Input, fo
 	_, err = e.pq.Eval(ctx, rego.EvalParsedInput(input), rego.EvalInterQueryBuiltinValueCache(e.values), rego.EvalQueryTracer(tr))
 	return err
 }
+
+// Dispatched is the number of functions dispatched on an argument's field.
+func (e *Engine) Dispatched() int { return e.dispatched }

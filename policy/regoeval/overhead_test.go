@@ -11,6 +11,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/profiler"
 
 	"github.com/shieldsec/shield/policy/regoeval"
+	"github.com/shieldsec/shield/shield"
 )
 
 func cpuNow() int64 {
@@ -138,6 +139,68 @@ func BenchmarkRegoEnvelopeProfile(b *testing.B) {
 	for _, s := range rs[:50] {
 		fmt.Fprintf(&out, "%5.1f%% evals/call %6.2f redo/call %6.2f %v\n", 100*float64(s.ExprTimeNs)/float64(total), float64(s.NumEval)/float64(n), float64(s.NumRedo)/float64(n), s.Location)
 	}
+	b.Log(out.String())
+	for b.Loop() {
+	}
+}
+
+// BenchmarkRegoOneRule: one exec corpus call, with only the rules named by REGO_RULE open.
+func BenchmarkRegoOneRule(b *testing.B) {
+	e, all := corpusEngine(b)
+	var in *shield.Input
+	for _, x := range all {
+		if x.Action.Class == "exec" && len(x.Action.Commands) == 2 && len(x.Action.Effects) >= 2 {
+			in = x
+			break
+		}
+	}
+	b.Logf("call: %s effects %d commands %d", in.Action.Command, len(in.Action.Effects), len(in.Action.Commands))
+	rules := e.Gates().Rules
+	for _, id := range []string{"", "exec.outside-envelope", "exec.known-effects"} {
+		b.Run("rule="+id, func(b *testing.B) {
+			b.ReportAllocs()
+			c0 := cpuNow()
+			for b.Loop() {
+				if err := e.EvalBitsForTest(context.Background(), in, func(j int, o bool) bool {
+					return o && rules[j].ID == id && rules[j].Line != 38 && rules[j].Line != 44 && rules[j].Line != 56
+				}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(cpuNow()-c0)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
+
+func BenchmarkRegoOneRuleProfile(b *testing.B) {
+	e, all := corpusEngine(b)
+	var in *shield.Input
+	for _, x := range all {
+		if x.Action.Class == "exec" && len(x.Action.Commands) == 2 && len(x.Action.Effects) >= 2 {
+			in = x
+			break
+		}
+	}
+	for _, ef := range in.Action.Effects {
+		b.Logf("effect %+v", ef)
+	}
+	rules := e.Gates().Rules
+	prof := profiler.New()
+	for range 200 {
+		if err := e.EvalBitsTracedForTest(context.Background(), in, func(j int, o bool) bool { return o && rules[j].ID == "exec.outside-envelope" }, prof); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var out strings.Builder
+	var total int64
+	rs := prof.ReportTopNResults(0, []string{"total_time_ns"})
+	for _, s := range rs {
+		total += s.ExprTimeNs
+	}
+	for _, s := range rs[:min(60, len(rs))] {
+		fmt.Fprintf(&out, "%5.1f%% evals %6.2f redo %6.2f %v\n", 100*float64(s.ExprTimeNs)/float64(total), float64(s.NumEval)/200, float64(s.NumRedo)/200, s.Location)
+	}
+	fmt.Fprintf(&out, "%d expressions evaluated\n", len(rs))
 	b.Log(out.String())
 	for b.Loop() {
 	}

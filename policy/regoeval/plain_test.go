@@ -198,6 +198,9 @@ func TestServedEqualsPlainOPA(t *testing.T) {
 	if off := e.Gates().Off; off != "" {
 		t.Fatalf("gating is off for the default bundle: %s", off)
 	}
+	if e.Dispatched() == 0 {
+		t.Fatal("no function of the default bundle is dispatched on an argument's field")
+	}
 	ref := newPlainOPA(t, b)
 	calls := readCorpora(t, norm)
 	if len(calls) < 5000 {
@@ -224,4 +227,49 @@ func TestServedEqualsPlainOPA(t *testing.T) {
 		findings += len(want)
 	}
 	t.Logf("%d calls (%v), %d findings, identical", len(calls), perFile, findings)
+}
+
+// FuzzServedEqualsPlainOPA: any call (tool and JSON arguments, decoded and normalised as the
+// service does) gets the same findings, or an error from both, from the served engine and from
+// plain OPA. Seeded with a call of each class of the corpora.
+func FuzzServedEqualsPlainOPA(f *testing.F) {
+	b, err := policy.LoadFS(policies.Default, "default", policy.LoadOptions{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	norm, err := activate.Normalizer(b, activate.Options{Workspace: activate.ExampleWorkspace, Home: activate.ExampleHome})
+	if err != nil {
+		f.Fatal(err)
+	}
+	e, err := regoeval.Compile(b)
+	if err != nil {
+		f.Fatal(err)
+	}
+	ref := newPlainOPA(f, b)
+	seen := map[string]int{}
+	for _, c := range readCorpora(f, norm) {
+		if seen[c.in.Action.Class] < 3 {
+			seen[c.in.Action.Class]++
+			f.Add(c.in.Call.Tool, string(c.in.Call.Arguments))
+		}
+	}
+	f.Fuzz(func(t *testing.T, tool, raw string) {
+		args, err := normalize.DecodeArguments([]byte(raw), normalize.Limits{})
+		if err != nil {
+			return
+		}
+		in := &shield.Input{Call: &shield.Call{Tool: tool, Arguments: json.RawMessage(raw), Context: shield.CallContext{SessionID: "s"}},
+			Action: norm.Normalize(tool, args, "")}
+		ctx := context.Background()
+		res, err := e.Evaluate(ctx, in)
+		want, werr := ref.findings(ctx, in)
+		if (err == nil) != (werr == nil) {
+			t.Fatalf("%s %s: served error %v, plain OPA error %v", tool, raw, err, werr)
+		}
+		if err == nil {
+			if diff := cmp.Diff(want, served(res)); diff != "" {
+				t.Fatalf("%s %s: findings differ (-plain OPA +served):\n%s", tool, raw, diff)
+			}
+		}
+	})
 }
