@@ -7,9 +7,12 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/open-policy-agent/opa/v1/profiler"
 
+	"github.com/shieldsec/shield/policies"
+	"github.com/shieldsec/shield/policy"
 	"github.com/shieldsec/shield/policy/regoeval"
 	"github.com/shieldsec/shield/shield"
 )
@@ -204,4 +207,35 @@ func BenchmarkRegoOneRuleProfile(b *testing.B) {
 	b.Log(out.String())
 	for b.Loop() {
 	}
+}
+
+// BenchmarkRegoAB interleaves two engines call by call over the corpus (A then B on each call)
+// and reports each one's wall time per call: under a shared machine's varying load both see
+// the same minutes. A is the served configuration, B without function dispatch.
+func BenchmarkRegoAB(b *testing.B) {
+	ea, inputs := corpusEngine(b)
+	bd, _ := policy.LoadFS(policies.Default, "default", policy.LoadOptions{})
+	eb, err := regoeval.CompileOptions(bd, regoeval.Options{CallerGoroutine: true, NoDispatch: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	var ta, tb time.Duration
+	i := 0
+	for b.Loop() {
+		in := inputs[i%len(inputs)]
+		t0 := time.Now()
+		if _, err := ea.Evaluate(ctx, in); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if _, err := eb.Evaluate(ctx, in); err != nil {
+			b.Fatal(err)
+		}
+		ta += t1.Sub(t0)
+		tb += time.Since(t1)
+		i++
+	}
+	b.ReportMetric(float64(ta.Nanoseconds())/float64(i), "A-ns/call")
+	b.ReportMetric(float64(tb.Nanoseconds())/float64(i), "B-ns/call")
 }
