@@ -10,7 +10,7 @@ import (
 	"github.com/shieldsec/shield/shield"
 )
 
-// EvalTraced evaluates like Evaluate (same gate bits, same pruned input) with a query tracer
+// EvalTracedForTest evaluates like Evaluate (same gate bits, same pruned input) with a query tracer
 // attached (OPA's profiler in the profiling benchmark); it reports how many decision rules'
 // gates were open and whether evaluation ran at all.
 func (e *Engine) EvalTracedForTest(ctx context.Context, in *shield.Input, tr topdown.QueryTracer) (open int, ran bool, err error) {
@@ -39,7 +39,7 @@ func (e *Engine) EvalTracedForTest(ctx context.Context, in *shield.Input, tr top
 	return open, true, err
 }
 
-// EvalBitsForTest evaluates with the given gate bits (nil: the call's own).
+// EvalBitsForTest evaluates with the gate of rule i open when force(i, whether it holds) says so.
 func (e *Engine) EvalBitsForTest(ctx context.Context, in *shield.Input, force func(i int, open bool) bool) error {
 	bits := make([]bool, len(e.gates))
 	for i, g := range e.gates {
@@ -54,23 +54,9 @@ func (e *Engine) EvalBitsForTest(ctx context.Context, in *shield.Input, force fu
 	return err
 }
 
+// InputValuePrunedForTest builds the input as Evaluate does (the keys the modules name).
 func InputValuePrunedForTest(e *Engine, in *shield.Input) (ast.Value, error) {
 	return inputValue(in.Action, in.Call, e.keep)
-}
-
-// EvalBitsTracedForTest is EvalBitsForTest with a tracer.
-func (e *Engine) EvalBitsTracedForTest(ctx context.Context, in *shield.Input, force func(i int, open bool) bool, tr topdown.QueryTracer) error {
-	bits := make([]bool, len(e.gates))
-	for i, g := range e.gates {
-		bits[i] = force(i, g.Holds(in.Action))
-	}
-	input, err := inputValue(in.Action, in.Call, e.keep)
-	if err != nil {
-		return err
-	}
-	input.(ast.Object).Insert(key(gateInputKey), gateTerm(bits))
-	_, err = e.pq.Eval(ctx, rego.EvalParsedInput(input), rego.EvalInterQueryBuiltinValueCache(e.values), rego.EvalQueryTracer(tr))
-	return err
 }
 
 // Dispatched is the number of functions dispatched on an argument's field.

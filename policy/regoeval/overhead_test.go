@@ -9,20 +9,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/open-policy-agent/opa/v1/profiler"
-
 	"github.com/shieldsec/shield/policies"
 	"github.com/shieldsec/shield/policy"
 	"github.com/shieldsec/shield/policy/regoeval"
 	"github.com/shieldsec/shield/shield"
 )
 
+// cpuNow is the process's user and system CPU time so far.
 func cpuNow() int64 {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
+// BenchmarkRegoOverhead: the corpus with the gates as served, all closed (the fixed cost of an
+// evaluation) and all open, and the input alone.
 func BenchmarkRegoOverhead(b *testing.B) {
 	e, inputs := corpusEngine(b)
 	ctx := context.Background()
@@ -113,41 +114,8 @@ func BenchmarkRegoRuleCost(b *testing.B) {
 	}
 }
 
-func BenchmarkRegoEnvelopeProfile(b *testing.B) {
-	e, all := corpusEngine(b)
-	rules := e.Gates().Rules
-	want := map[int]bool{}
-	for i, r := range rules {
-		if r.ID == "exec.outside-envelope" || r.ID == "exec.known-effects" {
-			want[i] = true
-		}
-	}
-	prof := profiler.New()
-	n := 0
-	for i := 0; i < len(all); i += 4 {
-		if all[i].Action.Class != "exec" {
-			continue
-		}
-		n++
-		if err := e.EvalBitsTracedForTest(context.Background(), all[i], func(j int, o bool) bool { return want[j] && o }, prof); err != nil {
-			b.Fatal(err)
-		}
-	}
-	var out strings.Builder
-	var total int64
-	rs := prof.ReportTopNResults(0, []string{"total_time_ns"})
-	for _, s := range rs {
-		total += s.ExprTimeNs
-	}
-	for _, s := range rs[:50] {
-		fmt.Fprintf(&out, "%5.1f%% evals/call %6.2f redo/call %6.2f %v\n", 100*float64(s.ExprTimeNs)/float64(total), float64(s.NumEval)/float64(n), float64(s.NumRedo)/float64(n), s.Location)
-	}
-	b.Log(out.String())
-	for b.Loop() {
-	}
-}
-
-// BenchmarkRegoOneRule: one exec corpus call, with only the rules named by REGO_RULE open.
+// BenchmarkRegoOneRule: one exec corpus call (two commands, two effects or more), with every
+// gate closed and with only exec.outside-envelope or exec.known-effects open.
 func BenchmarkRegoOneRule(b *testing.B) {
 	e, all := corpusEngine(b)
 	var in *shield.Input
@@ -172,40 +140,6 @@ func BenchmarkRegoOneRule(b *testing.B) {
 			}
 			b.ReportMetric(float64(cpuNow()-c0)/float64(b.N), "cpu-ns/op")
 		})
-	}
-}
-
-func BenchmarkRegoOneRuleProfile(b *testing.B) {
-	e, all := corpusEngine(b)
-	var in *shield.Input
-	for _, x := range all {
-		if x.Action.Class == "exec" && len(x.Action.Commands) == 2 && len(x.Action.Effects) >= 2 {
-			in = x
-			break
-		}
-	}
-	for _, ef := range in.Action.Effects {
-		b.Logf("effect %+v", ef)
-	}
-	rules := e.Gates().Rules
-	prof := profiler.New()
-	for range 200 {
-		if err := e.EvalBitsTracedForTest(context.Background(), in, func(j int, o bool) bool { return o && rules[j].ID == "exec.outside-envelope" }, prof); err != nil {
-			b.Fatal(err)
-		}
-	}
-	var out strings.Builder
-	var total int64
-	rs := prof.ReportTopNResults(0, []string{"total_time_ns"})
-	for _, s := range rs {
-		total += s.ExprTimeNs
-	}
-	for _, s := range rs[:min(60, len(rs))] {
-		fmt.Fprintf(&out, "%5.1f%% evals %6.2f redo %6.2f %v\n", 100*float64(s.ExprTimeNs)/float64(total), float64(s.NumEval)/200, float64(s.NumRedo)/200, s.Location)
-	}
-	fmt.Fprintf(&out, "%d expressions evaluated\n", len(rs))
-	b.Log(out.String())
-	for b.Loop() {
 	}
 }
 

@@ -20,6 +20,10 @@ import (
 	"github.com/shieldsec/shield/shield/normalize"
 )
 
+// BenchmarkRegoRuleProfile logs, over every corpus call, the decision rules open per call by
+// class, each rule's open and firing counts, and OPA's expression profile aggregated by rule:
+//
+//	go test -run '^$' -bench RegoRuleProfile -benchtime 1x -v ./policy/regoeval/
 func BenchmarkRegoRuleProfile(b *testing.B) {
 	e, inputs := corpusEngine(b)
 	prof := profiler.New()
@@ -137,6 +141,7 @@ func BenchmarkRegoRuleProfile(b *testing.B) {
 	}
 }
 
+// corpusEngine is the served engine (on the caller's goroutine) and every corpus call normalised.
 func corpusEngine(b *testing.B) (*regoeval.Engine, []*shield.Input) {
 	bd, err := policy.LoadFS(policies.Default, "default", policy.LoadOptions{})
 	if err != nil {
