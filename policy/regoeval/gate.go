@@ -36,6 +36,11 @@ import (
 //	count(input.L) > 0                           L not empty
 //	regex.match("re", input.tool)                the tool matches re
 //	a rule or function of package shield        the disjunction of its bodies' conditions
+//	f(x, …) with x known (an element of a list, a command name, an input field)
+//	                                             f's bodies analysed knowing what x holds
+//	some n in S, S a partial set of command names (S contains c.name if some c in input.commands)
+//	                                             n is a command name
+//	a[x.name] with a := data.<base data object> as data.<…>[x.name]
 //
 // Anything else is "may hold". Gating is off for the whole bundle (every rule evaluated) when
 // the decision document is not the plain {"deny": deny, "escalate": escalate, "allow": allow} of
