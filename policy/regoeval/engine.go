@@ -44,6 +44,10 @@ type Engine struct {
 	inline    bool // Options.CallerGoroutine
 	// dispatched is the number of functions dispatched on an argument's field (dispatch.go).
 	dispatched int
+	// regexCalls is the number of regex.match calls served through the engine's prefiltered
+	// built-in (regexmatch.go); regex holds its compiled patterns.
+	regexCalls int
+	regex      *regexTable
 	// values is the engine's inter-query cache of built-in state: compiled regular expressions
 	// and the prefix/suffix tries of strings.any_prefix_match / any_suffix_match (see
 	// builtinValueCacheEntries).
@@ -71,6 +75,8 @@ type Options struct {
 	CallerGoroutine bool
 	// NoDispatch serves the functions as written (dispatch.go): the reference for benchmarks.
 	NoDispatch bool
+	// NoRegexFilter serves regex.match as written (regexmatch.go): the reference for benchmarks.
+	NoRegexFilter bool
 }
 
 // InputKeys returns the top-level input keys built for each evaluation, sorted; nil when the
@@ -190,6 +196,11 @@ func (p *Parsed) PrepareOptions(opt Options) (*Engine, error) {
 	}
 	if !opt.NoDispatch {
 		served, e.dispatched = dispatchFunctions(served)
+	}
+	if !opt.NoRegexFilter {
+		e.regex = newRegexTable()
+		served, e.regexCalls = rewriteRegexMatch(served, e.regex)
+		opts = append(opts, e.regex.function())
 	}
 	for _, f := range files {
 		opts = append(opts, rego.ParsedModule(served[f]))

@@ -61,3 +61,7 @@ func InputValuePrunedForTest(e *Engine, in *shield.Input) (ast.Value, error) {
 
 // Dispatched is the number of functions dispatched on an argument's field.
 func (e *Engine) Dispatched() int { return e.dispatched }
+
+// RegexCalls is the number of regex.match calls the served modules make through the
+// prefiltered built-in.
+func (e *Engine) RegexCalls() int { return e.regexCalls }

@@ -201,6 +201,9 @@ func TestServedEqualsPlainOPA(t *testing.T) {
 	if e.Dispatched() == 0 {
 		t.Fatal("no function of the default bundle is dispatched on an argument's field")
 	}
+	if e.RegexCalls() == 0 {
+		t.Fatal("no regex.match call of the default bundle goes through the prefiltered built-in")
+	}
 	ref := newPlainOPA(t, b)
 	calls := readCorpora(t, norm)
 	if len(calls) < 5000 {
