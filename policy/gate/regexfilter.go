@@ -223,3 +223,12 @@ func literalFilter(runes []rune, fold bool) *RegexFilter {
 	}
 	return &RegexFilter{any: []lit{{s: b.String(), fold: fold}}}
 }
+
+// Literals returns the literals of the filter (a string must contain one of them) and whether
+// some are compared ASCII-case-insensitively (those are lower case).
+func (f *RegexFilter) Literals() (lits []string, fold bool) {
+	for _, l := range f.any {
+		lits = append(lits, l.s)
+	}
+	return lits, f.fold
+}
