@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"testing"
@@ -98,6 +100,31 @@ func BenchmarkAppendDurableSingle(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+}
+
+// BenchmarkFsync is the floor of a durable append on this file system: write one record-sized
+// line (about what a decision record and its checkpoint record take) to an append-only file and
+// fsync it, as the syncer does once per group commit. A single durable decision cannot cost
+// less than this plus a round trip (Health).
+func BenchmarkFsync(b *testing.B) {
+	f, err := os.OpenFile(filepath.Join(b.TempDir(), "segment"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	line := make([]byte, 900)
+	for i := range line {
+		line[i] = 'x'
+	}
+	line[len(line)-1] = '\n'
+	for b.Loop() {
+		if _, err := f.Write(line); err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Sync(); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
 
 // BenchmarkQueryTimeRange queries a one-minute window in the middle of a log of 1 000 000

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"os"
 
 	"github.com/shieldsec/shield/cmd/shield/appliance"
 )
@@ -54,6 +56,12 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 		}
 		defer stop()
 	}
+	rt, err := appliance.ApplyRuntime(cfg.Runtime, os.Getenv)
+	if err != nil {
+		return fmt.Errorf("invalid configuration:\n%w", err)
+	}
+	log.Info("go runtime", "gc_percent", rt.GCPercent, "gc_percent_from_env", rt.GCPercentEnv,
+		"memory_limit", rt.MemoryLimit, "memory_limit_from_env", rt.MemoryLimitEnv)
 	return serve(ctx, cfg, log)
 }
 

@@ -2,13 +2,12 @@ package celrules
 
 import (
 	"regexp"
-	"regexp/syntax"
-	"strings"
-	"unicode/utf8"
 
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
 	"cel.dev/cel-go/interpreter"
+
+	"github.com/shieldsec/shield/policy/gate"
 )
 
 // Regular-expression prefilters. Most rule patterns can only match a string that contains one
@@ -20,212 +19,10 @@ import (
 // before. The analysis is conservative: a construct it does not understand contributes no
 // requirement, and a pattern with no requirement runs unfiltered.
 
-// maxAlternatives bounds the literals of one requirement (an alternation of more branches is
-// checked by the regular expression alone).
-const maxAlternatives = 64
+// The analysis (the literals any match must contain) is shared with the Rego tier's
+// regex.match built-in: gate.NewRegexFilter.
 
-// lit is one literal of a requirement. A folded literal is lower-case ASCII and compared
-// ASCII-case-insensitively.
-type lit struct {
-	s    string
-	fold bool
-}
-
-// prefilter is a necessary condition for a pattern to match: the string contains one of any.
-type prefilter struct {
-	any []lit
-	// fold: some literal is folded. A string with a byte ≥ 0x80 then always passes (Unicode
-	// case folding equates ſ with s and K (U+212A) with k, which ASCII folding does not).
-	fold bool
-	// first marks the bytes a literal can start with (both cases for a folded one): one pass
-	// over the string finds the candidate positions.
-	first [256]bool
-}
-
-func (f *prefilter) init() *prefilter {
-	f.fold = false
-	f.first = [256]bool{}
-	for _, l := range f.any {
-		c := l.s[0]
-		f.first[c] = true
-		if l.fold {
-			f.fold = true
-			if 'a' <= c && c <= 'z' {
-				f.first[c-('a'-'A')] = true
-			}
-		}
-	}
-	return f
-}
-
-// mayMatch reports false only when no string the pattern matches can be s.
-func (f *prefilter) mayMatch(s string) bool {
-	if f.fold {
-		for i := 0; i < len(s); i++ {
-			if s[i] >= utf8.RuneSelf {
-				return true
-			}
-		}
-	}
-	for i := 0; i < len(s); i++ {
-		if !f.first[s[i]] {
-			continue
-		}
-		for _, l := range f.any {
-			if l.fold {
-				if hasPrefixFoldASCII(s[i:], l.s) {
-					return true
-				}
-			} else if strings.HasPrefix(s[i:], l.s) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// hasPrefixFoldASCII reports whether s starts with p (lower-case ASCII) ignoring ASCII case.
-func hasPrefixFoldASCII(s, p string) bool {
-	if len(s) < len(p) {
-		return false
-	}
-	for j := 0; j < len(p); j++ {
-		c := s[j]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != p[j] {
-			return false
-		}
-	}
-	return true
-}
-
-// newPrefilter returns the prefilter of a pattern as regexp.Compile parses it, or nil when no
-// useful requirement is known.
-func newPrefilter(pattern string) *prefilter {
-	re, err := syntax.Parse(pattern, syntax.Perl)
-	if err != nil {
-		return nil
-	}
-	var best *prefilter
-	for _, r := range requirements(re) {
-		if best == nil || minLen(r.any) > minLen(best.any) {
-			best = r
-		}
-	}
-	if best == nil {
-		return nil
-	}
-	return best.init()
-}
-
-func minLen(l []lit) int {
-	m := -1
-	for _, x := range l {
-		if m < 0 || len(x.s) < m {
-			m = len(x.s)
-		}
-	}
-	return m
-}
-
-// requirements returns a conjunction of requirements: every string re matches satisfies each.
-// The empty list means nothing is known.
-func requirements(re *syntax.Regexp) []*prefilter {
-	switch re.Op {
-	case syntax.OpLiteral:
-		if f := literalFilter(re.Rune, re.Flags&syntax.FoldCase != 0); f != nil {
-			return []*prefilter{f}
-		}
-		return nil
-	case syntax.OpCapture:
-		return requirements(re.Sub[0])
-	case syntax.OpPlus:
-		return requirements(re.Sub[0])
-	case syntax.OpRepeat:
-		if re.Min >= 1 {
-			return requirements(re.Sub[0])
-		}
-		return nil
-	case syntax.OpConcat:
-		var out []*prefilter
-		// Adjacent literals with the same case folding must appear together.
-		var run []rune
-		runFold := false
-		flush := func() {
-			if len(run) > 0 {
-				if f := literalFilter(run, runFold); f != nil {
-					out = append(out, f)
-				}
-			}
-			run = nil
-		}
-		for _, s := range re.Sub {
-			if s.Op == syntax.OpLiteral {
-				fold := s.Flags&syntax.FoldCase != 0
-				if len(run) > 0 && fold != runFold {
-					flush()
-				}
-				runFold = fold
-				run = append(run, s.Rune...)
-				continue
-			}
-			flush()
-			out = append(out, requirements(s)...)
-		}
-		flush()
-		return out
-	case syntax.OpAlternate:
-		// Each branch's best requirement; their union is required of the alternation when
-		// every branch has one.
-		var union prefilter
-		for _, s := range re.Sub {
-			var best *prefilter
-			for _, r := range requirements(s) {
-				if best == nil || minLen(r.any) > minLen(best.any) {
-					best = r
-				}
-			}
-			if best == nil {
-				return nil
-			}
-			union.any = append(union.any, best.any...)
-			if len(union.any) > maxAlternatives {
-				return nil
-			}
-		}
-		return []*prefilter{&union}
-	default:
-		// Anchors, classes, any character, empty matches, star and quest: no requirement.
-		return nil
-	}
-}
-
-// literalFilter returns the requirement "contains this literal", or nil when the literal cannot
-// be checked byte-wise: U+FFFD (the regexp matches it against invalid UTF-8) and, under case
-// folding, anything other than ASCII.
-func literalFilter(runes []rune, fold bool) *prefilter {
-	var b strings.Builder
-	for _, r := range runes {
-		if r == utf8.RuneError {
-			return nil
-		}
-		if fold {
-			if r >= utf8.RuneSelf {
-				return nil
-			}
-			if 'A' <= r && r <= 'Z' {
-				r += 'a' - 'A'
-			}
-		}
-		b.WriteRune(r)
-	}
-	if b.Len() == 0 {
-		return nil
-	}
-	return &prefilter{any: []lit{{s: b.String(), fold: fold}}}
-}
+func newPrefilter(pattern string) *gate.RegexFilter { return gate.NewRegexFilter(pattern) }
 
 // prefilteredMatches replaces cel-go's constant-pattern `matches` (interpreter.
 // MatchesRegexOptimization) for both overloads: the same compiled regular expression, behind
@@ -245,7 +42,7 @@ func prefilteredMatches() []*interpreter.RegexOptimization {
 			if !ok {
 				return types.NoSuchOverloadErr()
 			}
-			if f != nil && !f.mayMatch(in) {
+			if f != nil && !f.MayMatch(in) {
 				return types.False
 			}
 			return types.Bool(re.MatchString(in))

@@ -125,10 +125,10 @@ func TestPrefilterSound(t *testing.T) {
 			if m {
 				matched++
 			}
-			if !f.mayMatch(s) {
+			if !f.MayMatch(s) {
 				rejected++
 				if m {
-					t.Fatalf("pattern %q matches %q but its prefilter %v rejects it", p, s, f.any)
+					t.Fatalf("pattern %q matches %q but its prefilter %+v rejects it", p, s, f)
 				}
 			}
 		}
@@ -164,25 +164,24 @@ func TestPrefilterShapes(t *testing.T) {
 			continue
 		}
 		var got []string
+		fold := false
 		if f != nil {
-			for _, l := range f.any {
-				got = append(got, l.s)
-			}
+			got, fold = f.Literals()
 		}
-		if f == nil || !slices.Equal(got, tc.want) || f.fold != tc.fold {
+		if f == nil || !slices.Equal(got, tc.want) || fold != tc.fold {
 			t.Errorf("%q: prefilter %q, want %q fold=%v", tc.pattern, got, tc.want, tc.fold)
 		}
 	}
 	// Unicode folding: ſ and K (Kelvin) match s and k under (?i).
 	f := newPrefilter(`(?i)secret`)
-	if !f.mayMatch("ſecret") || !regexp.MustCompile(`(?i)secret`).MatchString("ſecret") {
+	if !f.MayMatch("ſecret") || !regexp.MustCompile(`(?i)secret`).MatchString("ſecret") {
 		t.Fatal("non-ASCII input must pass a folded prefilter")
 	}
-	if f.mayMatch("public") || !f.mayMatch("SeCrEt") || !f.mayMatch("x:SECRET") || f.mayMatch("SECRE") {
+	if f.MayMatch("public") || !f.MayMatch("SeCrEt") || !f.MayMatch("x:SECRET") || f.MayMatch("SECRE") {
 		t.Fatal("folded prefilter")
 	}
 	f = newPrefilter(`(?i:ab)|cd`)
-	if !f.mayMatch("xAB") || f.mayMatch("CD") || !f.mayMatch("cd") {
+	if !f.MayMatch("xAB") || f.MayMatch("CD") || !f.MayMatch("cd") {
 		t.Fatal("mixed prefilter: ab folded, cd exact")
 	}
 }
@@ -204,8 +203,8 @@ func FuzzPrefilter(f *testing.F) {
 			return
 		}
 		pf := newPrefilter(pattern)
-		if pf != nil && !pf.mayMatch(s) && re.MatchString(s) {
-			t.Fatalf("pattern %q matches %q but its prefilter %v rejects it", pattern, s, pf.any)
+		if pf != nil && !pf.MayMatch(s) && re.MatchString(s) {
+			t.Fatalf("pattern %q matches %q but its prefilter %+v rejects it", pattern, s, pf)
 		}
 	})
 }

@@ -68,4 +68,11 @@
 // such rule: a rule whose condition does not hold for the call is not evaluated, and when none
 // holds the evaluation is skipped (the decision is then empty). See gate.go for the shapes
 // recognised and why skipping never changes a verdict, including an error's.
+//
+// # Dispatch
+//
+// A function whose bodies mostly start by comparing one field of an argument with strings
+// (inside(e) with e.kind == "…") is served through a helper indexed on that field (dispatch.go):
+// OPA's rule index does not look into arguments' fields. TestServedEqualsPlainOPA checks the
+// served engine against plain OPA on every corpus call.
 package regoeval

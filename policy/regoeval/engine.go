@@ -42,6 +42,12 @@ type Engine struct {
 	// gateInput: the gate bits are the input's gateInputKey array, not the gate built-in's.
 	gateInput bool
 	inline    bool // Options.CallerGoroutine
+	// dispatched is the number of functions dispatched on an argument's field (dispatch.go).
+	dispatched int
+	// regexCalls is the number of regex.match calls served through the engine's prefiltered
+	// built-in (regexmatch.go); regex holds its compiled patterns.
+	regexCalls int
+	regex      *regexTable
 	// values is the engine's inter-query cache of built-in state: compiled regular expressions
 	// and the prefix/suffix tries of strings.any_prefix_match / any_suffix_match (see
 	// builtinValueCacheEntries).
@@ -67,6 +73,10 @@ type Options struct {
 	// CallerGoroutine evaluates on the caller's goroutine, never on an evaluation goroutine
 	// (evalpool.go): the reference for benchmarks and the differential test.
 	CallerGoroutine bool
+	// NoDispatch serves the functions as written (dispatch.go): the reference for benchmarks.
+	NoDispatch bool
+	// NoRegexFilter serves regex.match as written (regexmatch.go): the reference for benchmarks.
+	NoRegexFilter bool
 }
 
 // InputKeys returns the top-level input keys built for each evaluation, sorted; nil when the
@@ -165,6 +175,7 @@ func (p *Parsed) PrepareOptions(opt Options) (*Engine, error) {
 	// modules reach the input only by constant keys, none of them the gate's: they cannot see
 	// it. Otherwise (the input used whole, or no pruning) through the gate built-in.
 	e.gateInput = e.keep != nil && !e.keep[gateInputKey]
+	served := make(map[string]*ast.Module, len(files))
 	for _, f := range files {
 		m := p.Modules[f]
 		e.rules += len(m.Rules)
@@ -181,7 +192,18 @@ func (p *Parsed) PrepareOptions(opt Options) (*Engine, error) {
 				}
 			}
 		}
-		opts = append(opts, rego.ParsedModule(m))
+		served[f] = m
+	}
+	if !opt.NoDispatch {
+		served, e.dispatched = dispatchFunctions(served)
+	}
+	if !opt.NoRegexFilter {
+		e.regex = newRegexTable()
+		served, e.regexCalls = rewriteRegexMatch(served, e.regex)
+		opts = append(opts, e.regex.function())
+	}
+	for _, f := range files {
+		opts = append(opts, rego.ParsedModule(served[f]))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), compileTimeout)
 	defer cancel()
@@ -372,21 +394,29 @@ func (e *Engine) authorInput(in *shield.Input) (ast.Value, error) {
 // gateInputKey is the input key that carries the gate bits when no module can see it.
 const gateInputKey = "shield_internal_gate"
 
-// gateTerm is the gate bits as an array of booleans.
+// gateTerm is the indices of the open gates, as an array of numbers in increasing order.
 func gateTerm(bits []bool) *ast.Term {
-	terms := make([]*ast.Term, len(bits))
+	terms := make([]*ast.Term, 0, len(bits))
 	for i, b := range bits {
-		terms[i] = ast.InternedTerm(b)
+		if b {
+			terms = append(terms, ast.InternedTerm(i))
+		}
 	}
 	return ast.ArrayTerm(terms...)
 }
 
-// gateInputExpr is input.shield_internal_gate[i] = true, the first expression of gated decision
-// rule i when the bits travel in the input: OPA's rule index answers it before the body runs.
+// gateInputExpr is `i in input.shield_internal_gate`, the first expression of gated decision
+// rule i when the open gates travel in the input. OPA's rule index answers it before the body
+// runs, and answers it for all decision rules at once: a constant's membership in an input
+// collection is one level of the index (the collection is resolved once and each of its
+// elements looked up), where one reference per rule (input.shield_internal_gate[i] = true, the
+// carrier before) gave the index one level per rule, each resolved on every path through it
+// (BenchmarkRegoOverhead/allclosed: the index took half of an evaluation with every gate
+// closed).
 func gateInputExpr(i int, loc *ast.Location) *ast.Expr {
 	// Fresh terms (never interned ones): their locations are set below.
-	ref := ast.RefTerm(ast.VarTerm("input"), ast.StringTerm(gateInputKey), ast.IntNumberTerm(i))
-	x := ast.Equality.Expr(ref, ast.BooleanTerm(true))
+	ref := ast.RefTerm(ast.VarTerm("input"), ast.StringTerm(gateInputKey))
+	x := ast.Member.Expr(ast.IntNumberTerm(i), ref)
 	x.Location = loc
 	for _, t := range x.Terms.([]*ast.Term) {
 		t.Location = loc

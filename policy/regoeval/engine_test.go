@@ -360,22 +360,31 @@ func TestBuiltinValueCache(t *testing.T) {
 		pats[i] = fmt.Sprintf("^x%03d[a-z]+$", i)
 		fmt.Fprintf(&mod, "deny contains {\"rule\": \"r%d\"} if regex.match(%q, input.tool)\n\n", i, pats[i])
 	}
-	e, err := Compile(bundleOf(t, map[string]string{"rego/p.rego": mod.String()}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := bundleOf(t, map[string]string{"rego/p.rego": mod.String()})
 	in := &shield.Input{Call: &shield.Call{Tool: "x007abc"}, Action: &normalize.Action{Tool: "x007abc"}}
-	res, err := e.Evaluate(context.Background(), in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Findings) != 1 || res.Findings[0].Rule != "rego:r7" {
-		t.Fatalf("findings %+v, want rego:r7", res.Findings)
-	}
-	for _, p := range pats {
-		v, ok := e.values.Get(ast.String(p))
-		if _, isRe := v.(*regexp.Regexp); !ok || !isRe {
-			t.Fatalf("pattern %s is not in the engine's cache (%T)", p, v)
+	// As written, regex.match keeps its patterns in the engine's OPA cache; served, in the
+	// engine's table of the prefiltered built-in (regexmatch.go), compiled at load.
+	for _, opt := range []Options{{NoRegexFilter: true}, {}} {
+		e, err := CompileOptions(b, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := e.Evaluate(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Findings) != 1 || res.Findings[0].Rule != "rego:r7" {
+			t.Fatalf("%+v: findings %+v, want rego:r7", opt, res.Findings)
+		}
+		for _, p := range pats {
+			if opt.NoRegexFilter {
+				v, ok := e.values.Get(ast.String(p))
+				if _, isRe := v.(*regexp.Regexp); !ok || !isRe {
+					t.Fatalf("pattern %s is not in the engine's cache (%T)", p, v)
+				}
+			} else if m := e.regex.fixed[p]; m == nil || m.re.String() != p {
+				t.Fatalf("pattern %s is not in the engine's regex table", p)
+			}
 		}
 	}
 }

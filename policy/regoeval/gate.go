@@ -36,6 +36,11 @@ import (
 //	count(input.L) > 0                           L not empty
 //	regex.match("re", input.tool)                the tool matches re
 //	a rule or function of package shield        the disjunction of its bodies' conditions
+//	f(x, …) with x known (an element of a list, a command name, an input field)
+//	                                             f's bodies analysed knowing what x holds
+//	some n in S, S a partial set of command names (S contains c.name if some c in input.commands)
+//	                                             n is a command name
+//	a[x.name] with a := data.<base data object> as data.<…>[x.name]
 //
 // Anything else is "may hold". Gating is off for the whole bundle (every rule evaluated) when
 // the decision document is not the plain {"deny": deny, "escalate": escalate, "allow": allow} of
@@ -86,6 +91,8 @@ type analyzer struct {
 	memo  map[string]*ruleInfo   // by rule name
 	errs  []string               // why gating is off
 	mods  map[string]*ast.Module // compiled, by file
+	calls map[string]*gate.Cond  // callCond by name and operand bindings
+	elems map[string]binding     // setElem by name
 }
 
 // analyzeGates compiles a copy of the non-test modules and derives a gate per decision rule.
@@ -103,7 +110,8 @@ func analyzeGates(p *Parsed, files []string) (*GateInfo, map[string]map[int]*gat
 		return info, nil
 	}
 	a := &analyzer{pkg: ast.MustParseRef("data.shield"), rules: map[string][]*ast.Rule{},
-		all: map[string]bool{}, data: p.Data, memo: map[string]*ruleInfo{}, mods: c.Modules}
+		all: map[string]bool{}, data: p.Data, memo: map[string]*ruleInfo{}, mods: c.Modules,
+		calls: map[string]*gate.Cond{}, elems: map[string]binding{}}
 	decisionOK := false
 	for _, f := range files {
 		m := c.Modules[f]
@@ -255,7 +263,12 @@ type binding struct {
 
 // body returns the condition of a body and whether it can fail with an error.
 func (a *analyzer) body(b ast.Body) (*gate.Cond, bool) {
-	env := map[ast.Var]binding{}
+	return a.bodyEnv(b, map[ast.Var]binding{})
+}
+
+// bodyEnv is body with what some variables are known to hold (a function's arguments); env
+// receives the body's own bindings.
+func (a *analyzer) bodyEnv(b ast.Body, env map[ast.Var]binding) (*gate.Cond, bool) {
 	var conds []*gate.Cond
 	for _, x := range b {
 		c, mayErr := a.expr(x, env)
@@ -283,8 +296,7 @@ func (a *analyzer) expr(x *ast.Expr, env map[ast.Var]binding) (*gate.Cond, bool)
 		}
 		if ref, ok := t[0].Value.(ast.Ref); ok {
 			if name, ok := a.ruleName(ref); ok {
-				ri := a.rule(name)
-				conds = append(conds, ri.cond)
+				conds = append(conds, a.callCond(name, t[1:], env))
 			}
 		}
 	}
@@ -305,6 +317,10 @@ func (a *analyzer) termCond(t *ast.Term, env map[ast.Var]binding) *gate.Cond {
 		// when no body succeeds (a default makes the condition nil).
 		if a.partialSet(name) && len(ref) == 3 {
 			return nil
+		}
+		if target := a.alias(name); target != nil && len(ref) > 3 {
+			// name := data.<base document>: a lookup through the alias is one into the data.
+			return gate.And(a.rule(name).cond, a.baseLookup(target.Concat(ref[3:]), env))
 		}
 		return a.rule(name).cond
 	}
@@ -548,6 +564,12 @@ func (a *analyzer) resolve(t *ast.Term, env map[ast.Var]binding) binding {
 				}
 			}
 		}
+		// an element of a partial set of package shield whose elements are all known
+		if len(v) == 4 {
+			if name, ok := a.ruleName(v); ok && a.partialSet(name) {
+				return a.setElem(name)
+			}
+		}
 		// x.name, x.kind for x over commands or effects; input.L[_].name / .kind
 		if len(v) == 2 {
 			if x, ok := v[0].Value.(ast.Var); ok {
@@ -730,4 +752,128 @@ func stringSet(t *ast.Term) ([]string, bool) {
 		return nil, false
 	}
 	return out, ok
+}
+
+// callCond is the condition of a call of rule or function name of package shield with these
+// operands: its bodies' conditions, each analysed knowing what the operands bound to its
+// arguments hold (f(e) with e over input.effects: e.kind == "write" in f's body is an effect
+// kind). Without such an operand it is the rule's own condition.
+func (a *analyzer) callCond(name string, ops []*ast.Term, env map[ast.Var]binding) *gate.Cond {
+	bs := make([]binding, len(ops))
+	known := false
+	for j, op := range ops {
+		bs[j] = a.resolve(op, env)
+		known = known || bs[j] != (binding{})
+	}
+	if !known {
+		return a.rule(name).cond
+	}
+	k := fmt.Sprintf("%s%v", name, bs)
+	if c, ok := a.calls[k]; ok {
+		return c // nil while in progress: recursion (refused by the compiler anyway)
+	}
+	a.calls[k] = nil
+	var conds []*gate.Cond
+	for _, r := range a.rules[name] {
+		if len(r.Head.Ref()) != 1 || r.Default {
+			conds = append(conds, nil)
+			continue
+		}
+		for rr := r; rr != nil; rr = rr.Else {
+			seed := map[ast.Var]binding{}
+			for j, h := range rr.Head.Args {
+				if v, ok := h.Value.(ast.Var); ok && j < len(bs) && bs[j] != (binding{}) {
+					seed[v] = bs[j]
+				}
+			}
+			c, _ := a.bodyEnv(rr.Body, seed)
+			conds = append(conds, c)
+		}
+	}
+	c := gate.Or(conds...)
+	a.calls[k] = c
+	return c
+}
+
+// setElem is what every element of the partial set name is known to be (a command's name for
+// `names contains c.name if some c in input.commands`), or nothing.
+func (a *analyzer) setElem(name string) binding {
+	if b, ok := a.elems[name]; ok {
+		return b
+	}
+	a.elems[name] = binding{} // in progress
+	var out binding
+	for i, r := range a.rules[name] {
+		if len(r.Head.Ref()) != 1 || r.Head.Key == nil || r.Head.Value != nil || r.Default || r.Else != nil {
+			out = binding{}
+			break
+		}
+		env := map[ast.Var]binding{}
+		a.bodyEnv(r.Body, env)
+		b := a.resolve(r.Head.Key, env)
+		if b.list != gate.FieldNone || b.count != gate.FieldNone || b.elemOf != gate.FieldNone || (i > 0 && b != out) {
+			out = binding{}
+			break
+		}
+		out = b
+	}
+	a.elems[name] = out
+	return out
+}
+
+// alias is data.<path> when the rule name of package shield is only `name := data.<path>`, a
+// base document (no rule defines anything at, above or below it); else nil.
+func (a *analyzer) alias(name string) ast.Ref {
+	rs := a.rules[name]
+	if len(rs) != 1 {
+		return nil
+	}
+	r := rs[0]
+	if len(r.Head.Ref()) != 1 || len(r.Head.Args) > 0 || r.Head.Key != nil || r.Head.Value == nil || r.Default || r.Else != nil {
+		return nil
+	}
+	if len(r.Body) != 1 || r.Body[0].Negated || len(r.Body[0].With) > 0 {
+		return nil
+	}
+	// Compiled, name := data.x is name := __local__ with the body __local__ = data.x.
+	var ref ast.Ref
+	switch hv := r.Head.Value.Value.(type) {
+	case ast.Ref:
+		if !ast.Boolean(true).Equal(termOf(r.Body[0])) {
+			return nil
+		}
+		ref = hv
+	case ast.Var:
+		x := r.Body[0]
+		if !x.IsEquality() {
+			return nil
+		}
+		for _, p := range [][2]*ast.Term{{x.Operand(0), x.Operand(1)}, {x.Operand(1), x.Operand(0)}} {
+			if v, ok := p[0].Value.(ast.Var); ok && v == hv {
+				ref, _ = p[1].Value.(ast.Ref)
+			}
+		}
+	}
+	if len(ref) < 2 || !ref[0].Equal(ast.DefaultRootDocument) {
+		return nil
+	}
+	var path []string
+	for _, t := range ref[1:] {
+		s, ok := t.Value.(ast.String)
+		if !ok {
+			return nil
+		}
+		path = append(path, string(s))
+	}
+	if a.virtualPrefix(path) {
+		return nil
+	}
+	return ref
+}
+
+func termOf(x *ast.Expr) ast.Value {
+	if t, ok := x.Terms.(*ast.Term); ok {
+		return t.Value
+	}
+	return nil
 }

@@ -35,8 +35,9 @@ func gateInput(class string) *shield.Input {
 func TestGateAnalysis(t *testing.T) {
 	for _, tc := range []struct {
 		name, rego string
-		off        string   // substring of GateInfo.Off; "" when gating is on
-		gates      []string // rendered gates in rule order
+		off        string            // substring of GateInfo.Off; "" when gating is on
+		gates      []string          // rendered gates in rule order
+		data       map[string]string // data files
 	}{
 		{
 			name: "atoms",
@@ -114,6 +115,49 @@ deny contains "c" if {
 			gates: []string{"always", "always", "class in [exec]"},
 		},
 		{
+			name: "function arguments",
+			rego: gatePrelude + `cache_write(e) if {
+	e.kind == "write"
+	startswith(e.target, "/cache/")
+}
+named(n) if n in {"curl", "wget"}
+deny contains "a" if {
+	some e in input.effects
+	cache_write(e)
+}
+deny contains "b" if {
+	some c in input.commands
+	named(c.name)
+}
+deny contains "c" if cache_write({"kind": "write", "target": input.tool})`,
+			gates: []string{"effects not empty && effect kinds in [write]", "commands not empty && names in [curl, wget]", "always"},
+		},
+		{
+			name: "elements of a set of names",
+			rego: gatePrelude + `names contains c.name if some c in input.commands
+mixed contains c.name if some c in input.commands
+mixed contains input.tool if input.class == "exec"
+deny contains "a" if {
+	some n in names
+	n in {"env", "printenv"}
+}
+deny contains "b" if {
+	some n in mixed
+	n == "env"
+}`,
+			gates: []string{"commands not empty && names in [env, printenv]", "commands not empty || class in [exec]"},
+		},
+		{
+			name: "a constant alias of a data document",
+			rego: gatePrelude + `tl := data.tools
+deny contains "a" if {
+	some c in input.commands
+	tl.tunnels[c.name]
+}`,
+			data:  map[string]string{"tools/data.json": `{"tunnels": {"ngrok": true, "cloudflared": true, "off": false}}`},
+			gates: []string{"commands not empty && names in [cloudflared, ngrok]"},
+		},
+		{
 			name: "with turns gating off",
 			rego: gatePrelude + `deny contains "a" if input.class == "exec"
 escalate contains "b" if { "a" in deny with input.class as "exec" }`,
@@ -132,7 +176,11 @@ deny contains "a" if input.class == "exec"`,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e, err := Compile(bundleOf(t, map[string]string{"rego/p.rego": tc.rego}))
+			files := map[string]string{"rego/p.rego": tc.rego}
+			for k, v := range tc.data {
+				files[k] = v
+			}
+			e, err := Compile(bundleOf(t, files))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -60,6 +60,9 @@ type Config struct {
 	// Engines are the agent engines the appliance hosts, one per workspace: each runs a sandboxed
 	// agent and consults this appliance's ShieldService in process. Default: none.
 	Engines []EngineConfig `yaml:"engines"`
+	// Runtime tunes the Go runtime of serve: GC percent and soft memory limit (RuntimeConfig).
+	// Default: gc_percent 400, memory_limit 1GiB; GOGC and GOMEMLIMIT in the environment win.
+	Runtime RuntimeConfig `yaml:"runtime"`
 	// Dev lets a loopback TCP listener act with every role (never in production). Flag only.
 	Dev bool `yaml:"-"`
 }
@@ -498,6 +501,9 @@ func (c *Config) Validate() error {
 		if err := c.Export.Validate(); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if err := c.Runtime.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	switch c.Log.Level {
 	case "", "debug", "info", "warn", "error":
