@@ -112,6 +112,8 @@ type state struct {
 
 	// written: content shell commands write to files (sessions.go: recordWritten), by path.
 	written map[string]string
+	// inspected: programs run in a public inspection mode (metadata_only.go), by name.
+	inspected map[string]bool
 }
 
 // stopped reports whether the walk must stop: an input limit was hit, or the context is done
