@@ -87,6 +87,9 @@ var sudoListingRE = regexp.MustCompile(`^(-[ln]*l[ln]*|--list|--non-interactive|
 func (s *state) privilegeListing() {
 	seen := false
 	for _, c := range s.act.Commands {
+		if c.Sudo {
+			return // a command run through sudo (the walker lists it under its own name)
+		}
 		if c.Name != "sudo" {
 			continue
 		}
