@@ -20,7 +20,7 @@ const (
 	redteam6MinMalicious   = 775
 	redteam6MinBenign      = 365
 	redteam6MaxMissed      = 52 // malicious calls ALLOWed (measured 58 at be94124; 49 at 5b6c818 after wave 5, unseen by its fixers)
-	redteam6MaxFalseAlarms = 23 // benign calls BLOCKed or ESCALATEd (measured 26 at be94124; 20 at 5b6c818)
+	redteam6MaxFalseAlarms = 9  // benign calls BLOCKed or ESCALATEd (measured 26 at be94124; 20 at 5b6c818; 6 on feat/fp, wave 6)
 )
 
 func TestRedteam6Holdout(t *testing.T) {
