@@ -13,10 +13,17 @@ import (
 //   - a count: wc with counting flags; grep/egrep/fgrep/rg -c/--count (one pattern, no file);
 //     jq 'length';
 //   - names: cut -d= -f1; grep -o of a NAME-ONLY pattern (anchored at the start of the line and
-//     made only of letters, digits, '_' and '-', classes of those, [^=] and \w, so it can never
-//     match past the first '='); jq keys / keys[] / keys_unsorted / to_entries[].key;
-//     awk -F= '{print $1}'; sed 's/=.*//';
+//     made only of letters, digits, '_' and '-', classes of those, [^=] and \w, optionally ending
+//     in '=', so it can never match past the first '='); jq keys / keys[] / keys_unsorted /
+//     to_entries[].key; awk -F= '{print $1}'; sed 's/=.*//';
 //   - an exit status: grep -q.
+//
+// A pattern is an oracle: `grep -c 'TOKEN=ab'` asked often enough spells a value out. So a count
+// or exit status is a reducer only when its pattern cannot test a value: a match-all pattern
+// ('.', '^', '$', ''), or, for an environment dump (NAME=VALUE lines), a name-only pattern. The
+// name extractors (cut/awk/sed on '=', grep -o of a name pattern) likewise only reduce an
+// environment dump: on a key file or a token they would print its text. jq's keys and length
+// reduce any JSON.
 //
 // Between the source and the reducer only line filters may stand (sort, uniq, head, tail, and
 // grep without -o/-c/file operands: they pass lines through unchanged); after it, only the
@@ -41,7 +48,10 @@ var grepPlainFlags = set("-i", "-v", "-E", "-F", "-w", "-x", "-s", "-P", "-G", "
 	"--extended-regexp", "--fixed-strings", "--word-regexp", "--line-regexp", "--no-messages", "-a", "--text")
 
 // namePatternRE: a grep -o pattern that can only match a leading name (see above).
-var namePatternRE = regexp.MustCompile(`^\^(?:(?:\[(?:\^=|[A-Za-z0-9_-]+)\]|\\w|[A-Za-z0-9_-])(?:[*+?]|\{[0-9]{1,3}(?:,[0-9]{0,3})?\})?)+$`)
+var namePatternRE = regexp.MustCompile(`^\^(?:(?:\[(?:\^=|[A-Za-z0-9_-]+)\]|\\w|[A-Za-z0-9_-])(?:[*+?]|\{[0-9]{1,3}(?:,[0-9]{0,3})?\})?)+=?$`)
+
+// matchAllPatterns: grep patterns that match every line (or every non-empty one).
+var matchAllPatterns = set(".", "^", "$", "", "^.*", ".*", "^.*$")
 
 // jqNameFilters: jq programs that print keys or a length (whitespace removed).
 var jqNameFilters = set("keys", "keys[]", "keys_unsorted", "keys_unsorted[]", ".|keys", ".|keys[]", "keys|length", "length",
@@ -59,7 +69,8 @@ func (s *state) markReducedSources() {
 		if !src.Pipe || src.PipeIndex != 0 || src.Dynamic || len(src.Env) > 0 || !onlyStderrRedirects(src) {
 			continue
 		}
-		if !reducedAfter(cmds, i) || countNamed(cmds, src.Name) != 1 {
+		env := (src.Name == "env" || src.Name == "printenv") && len(src.Args) == 0
+		if !reducedAfter(cmds, i, env) || countNamed(cmds, src.Name) != 1 {
 			continue
 		}
 		switch {
@@ -79,7 +90,7 @@ func (s *state) markReducedSources() {
 
 // reducedAfter: the stages after cmds[src] in its pipeline are pass filters, one reducer, then
 // names-tail stages only.
-func reducedAfter(cmds []Command, src int) bool {
+func reducedAfter(cmds []Command, src int, env bool) bool {
 	depth := cmds[src].Depth
 	reduced := false
 	for k := src + 1; k < len(cmds); k++ {
@@ -100,9 +111,9 @@ func reducedAfter(cmds []Command, src int) bool {
 					return false
 				}
 			}
-		case reducerStage(c):
+		case reducerStage(c, env):
 			reduced = true
-		case passFilter(c):
+		case passFilter(c, env):
 		default:
 			return false
 		}
@@ -110,8 +121,9 @@ func reducedAfter(cmds []Command, src int) bool {
 	return reduced
 }
 
-// reducerStage: c prints a count, names or nothing of its standard input (see above).
-func reducerStage(c Command) bool {
+// reducerStage: c prints a count, names or nothing of its standard input (see above); env: the
+// input is an environment dump.
+func reducerStage(c Command, env bool) bool {
 	switch c.Name {
 	case "wc":
 		for _, a := range c.Args {
@@ -121,7 +133,7 @@ func reducerStage(c Command) bool {
 		}
 		return true
 	case "cut":
-		return cutNamesOnly(c, c.Depth)
+		return env && cutNamesOnly(c, c.Depth)
 	case "grep", "egrep", "fgrep", "rg":
 		mode, pats, ok := grepShape(c.Args)
 		if !ok || len(pats) != 1 {
@@ -129,9 +141,9 @@ func reducerStage(c Command) bool {
 		}
 		switch mode {
 		case "count", "quiet":
-			return true
+			return matchAllPatterns[pats[0]] || env && namePatternRE.MatchString(pats[0])
 		case "only":
-			return namePatternRE.MatchString(pats[0])
+			return env && namePatternRE.MatchString(pats[0])
 		}
 		return false
 	case "jq", "gojq", "jaq":
@@ -148,7 +160,7 @@ func reducerStage(c Command) bool {
 		}
 		return jqNameFilters[strings.Join(strings.Fields(prog), "")]
 	case "awk", "gawk", "mawk":
-		return awkFirstField(c.Args)
+		return env && awkFirstField(c.Args)
 	case "sed":
 		args := c.Args
 		if len(args) > 0 && (args[0] == "-E" || args[0] == "-r") {
@@ -157,19 +169,21 @@ func reducerStage(c Command) bool {
 		if len(args) == 2 && args[0] == "-e" {
 			args = args[1:]
 		}
-		return len(args) == 1 && sedCutValueRE.MatchString(args[0])
+		return env && len(args) == 1 && sedCutValueRE.MatchString(args[0])
 	}
 	return false
 }
 
-// passFilter: c passes lines of its input through unchanged and reads no file.
-func passFilter(c Command) bool {
+// passFilter: c passes lines of its input through unchanged and reads no file. A grep selects
+// lines by a pattern, which is an oracle before a count (see above): only a name-only pattern
+// over an environment dump.
+func passFilter(c Command, env bool) bool {
 	if !reducerPassFilters[c.Name] {
 		return false
 	}
 	if c.Name == "grep" || c.Name == "egrep" || c.Name == "fgrep" {
 		mode, pats, ok := grepShape(c.Args)
-		return ok && mode == "" && len(pats) == 1
+		return ok && mode == "" && len(pats) == 1 && (matchAllPatterns[pats[0]] || env && namePatternRE.MatchString(pats[0]))
 	}
 	for _, a := range c.Args {
 		if !namesTailRE.MatchString(a) || a == "-o" {
