@@ -55,6 +55,7 @@ func (s *state) markCountOnly() {
 	s.privilegeListing()
 	s.settingsOnly()
 	s.knownHostsAppend()
+	s.opensslInspect()
 }
 
 // wcOnlyCounts: every wc of the call takes only counting flags and file operands.

@@ -89,6 +89,9 @@ func TestFPWave6ProgramEffects(t *testing.T) {
 		{"keytool import", "keytool -importkeystore -srckeystore ~/.android/debug.keystore -destkeystore /tmp/x", "keytool", "secret", home + "/.android/debug.keystore", true},
 		{"keytool list then import", "keytool -list -keystore ~/.android/debug.keystore; keytool -importkeystore -srckeystore ~/.android/debug.keystore -destkeystore /tmp/x",
 			"keytool", "secret", home + "/.android/debug.keystore", true},
+		{"openssl certificate fingerprint", "openssl x509 -in ~/.ssh/id_rsa -noout -fingerprint", "openssl", "secret", home + "/.ssh/id_rsa", false},
+		{"openssl signing key", "openssl x509 -req -in a.csr -signkey ~/.ssh/id_rsa -out /tmp/x", "Bash", "secret", home + "/.ssh/id_rsa", true},
+		{"openssl rsa next to x509", "openssl x509 -in ~/.ssh/id_rsa -noout; openssl rsa -in ~/.ssh/id_rsa", "openssl", "secret", home + "/.ssh/id_rsa", true},
 		{"known_hosts append", "ssh-keyscan github.com >> ~/.ssh/known_hosts", "redirect", "write", home + "/.ssh/known_hosts", false},
 	}
 	for _, tc := range cases {

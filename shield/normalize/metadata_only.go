@@ -235,3 +235,42 @@ func isKnownHosts(p string) bool {
 	base := path.Base(p)
 	return (base == "known_hosts" || base == "known_hosts2") && path.Base(path.Dir(p)) == ".ssh"
 }
+
+// opensslInspectSubs and opensslInspectOpts: `openssl x509|crl|req -in FILE` with only options
+// that print parts of a certificate, CRL or request (all public: what a TLS handshake or a CA
+// publishes), never a private key. An output file, a signing key, a CA key, -new or -x509
+// (making a certificate) and any other option keep the read what it was.
+var (
+	opensslInspectSubs = set("x509", "crl", "req")
+	opensslInspectOpts = set("-noout", "-text", "-fingerprint", "-sha1", "-sha256", "-sha512", "-md5", "-subject", "-issuer",
+		"-dates", "-enddate", "-startdate", "-serial", "-pubkey", "-modulus", "-purpose", "-email", "-ocsp_uri", "-hash",
+		"-subject_hash", "-issuer_hash", "-verify", "-nocert", "-lastupdate", "-nextupdate", "-ocspid", "-alias", "-trustout")
+	opensslInspectVals = set("-in", "-inform", "-nameopt", "-certopt", "-ext", "-checkend", "-reqopt")
+)
+
+// opensslInspect marks the reads of openssl as count when every openssl of the call inspects.
+func (s *state) opensslInspect() {
+	seen := false
+	for _, c := range s.act.Commands {
+		if c.Name != "openssl" {
+			continue
+		}
+		if c.Dynamic || c.Sudo || len(c.Args) == 0 || !opensslInspectSubs[c.Args[0]] || len(c.Redirects) > 0 {
+			return
+		}
+		for i := 1; i < len(c.Args); i++ {
+			a := c.Args[i]
+			switch {
+			case opensslInspectOpts[a]:
+			case opensslInspectVals[a] && i+1 < len(c.Args):
+				i++
+			default:
+				return
+			}
+		}
+		seen = true
+	}
+	if seen {
+		s.countEffects(map[string]bool{"openssl": true})
+	}
+}
