@@ -50,6 +50,12 @@ func (s *state) markCountOnly() {
 		}
 		s.act.Effects = out
 	}
+	s.markReducedSources() // reducers.go
+	s.markPublicInspect()  // metadata_only.go
+	s.privilegeListing()
+	s.settingsOnly()
+	s.knownHostsAppend()
+	s.opensslInspect()
 }
 
 // wcOnlyCounts: every wc of the call takes only counting flags and file operands.
@@ -130,7 +136,7 @@ func (s *state) countEffects(progs map[string]bool) {
 	s.act.Effects = out
 	for i := range s.act.Paths {
 		p := &s.act.Paths[i]
-		if p.Role != "read" {
+		if p.Role != "read" && p.Role != "arg" { // arg: the generic scan saw the path first
 			continue
 		}
 		counted, other := false, false

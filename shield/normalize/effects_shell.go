@@ -191,10 +191,13 @@ func (w *walker) pathEffect(kind, prog, raw string, dyn bool) int {
 	if list {
 		kind = EffectRead
 	}
+	if dyn && (strings.HasPrefix(raw, "<(") || strings.HasPrefix(raw, ">(")) && strings.HasSuffix(raw, ")") {
+		// A process substitution is a pipe (/dev/fd/N), not a path: what it reads or writes are
+		// the effects of its own commands, which were walked. Its text may hold glob characters
+		// (grep -o '^[A-Z_]*'), which name no file here.
+		return -1
+	}
 	if dyn && isUnresolvedText(raw) {
-		if strings.HasPrefix(raw, "<(") || strings.HasPrefix(raw, ">(") {
-			return -1 // a process substitution: its commands were walked
-		}
 		s.addUnresolved(kind + " " + raw + " (" + prog + ")")
 		return s.addEffect(Effect{Kind: kind, Target: raw, Program: prog, Unresolved: true})
 	}
@@ -323,6 +326,11 @@ func (w *walker) globEffect(kind, prog, raw, clean string) int {
 	}
 	if matched {
 		return last
+	}
+	if !inWS && kind == EffectDelete && isUserCache(static, s.n.opt.Home) {
+		// Every match lies under a cache root (the glob's fixed directory is one or below one) and
+		// none is a sensitive exemplar: a cache clean (local_targets.go).
+		return s.addEffect(Effect{Kind: kind, Target: clean, Program: prog, Detail: detailUserCache})
 	}
 	if !inWS {
 		s.addUnresolved(kind + " " + raw + " (" + prog + ")")
@@ -781,6 +789,13 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 	w.reach = reaching(pa) // reach.go: a recursive reader reads what lies under its directories
 	defer func() { w.reach = prevReach }()
 	inspect := inspectOnly(pa, name) // metadata_only.go: ssh-keygen -l -f KEY reads KEY
+	if publicInspect[name] {
+		if s.inspected == nil {
+			s.inspected = map[string]bool{}
+		}
+		prev, seen := s.inspected[name]
+		s.inspected[name] = inspect && (!seen || prev) // every run of the program inspects
+	}
 	for _, v := range pa.vals {
 		role := v.role
 		if inspect && role == "write" {

@@ -135,6 +135,37 @@ var userCacheRoots = []string{
 	".cargo/registry/src", ".cargo/git/checkouts", ".nuget/packages", ".composer/cache", ".cache/composer",
 	"go/pkg/mod/cache", "Library/Caches/go-build", "Library/Caches/pip", "Library/Caches/Yarn", "Library/Caches/pypoetry",
 	"Library/Caches/ms-playwright", "Library/Caches/Cypress", "Library/Caches/Homebrew", "Library/Caches/pnpm",
+	// macOS: Apple's rule for ~/Library/Caches is that the system may purge it at any time and
+	// apps re-create what they keep there; Xcode's build products, module caches, simulator
+	// caches and device symbol copies are rebuilt or re-copied on the next build or connection.
+	// Archives (signed releases) and simulator devices (their data) are not caches.
+	"Library/Caches", "Library/Developer/Xcode/DerivedData", "Library/Developer/Xcode/iOS DeviceSupport",
+	"Library/Developer/Xcode/watchOS DeviceSupport", "Library/Developer/Xcode/tvOS DeviceSupport",
+	"Library/Developer/CoreSimulator/Caches", "Library/Developer/Xcode/UserData/Previews",
+	"Library/Developer/Xcode/Products",
+	// XDG and toolchain caches of other languages and build tools: each is what the tool's own
+	// clean/purge command removes.
+	".cache/rebar3", ".cache/zig", ".cache/cabal", ".cabal/packages", ".cache/bazelisk", ".cache/node/corepack",
+	".cache/prisma", ".cache/esbuild", ".cache/turbo", ".cache/nx", ".cache/pdm", ".cache/hatch", ".cache/pylint",
+	".cache/clangd", ".cache/gopls", ".cache/helm/repository", ".cache/matplotlib", ".cache/fontconfig",
+	".cache/thumbnails", ".cache/org.swift.swiftpm", ".cache/JetBrains", ".cache/vscode-cpptools", ".cache/sbt",
+	".cache/selenium", ".cache/restic", ".cache/buildx", ".cache/act", ".cache/dotnet", ".cache/R", ".cache/stack",
+	".cache/nix", ".cache/pants", ".cache/pex", ".cache/uv-python", ".cache/rye", ".cache/wheel",
+	".conda/pkgs", ".gradle/wrapper/dists", ".gradle/daemon", ".android/build-cache", ".android/cache",
+	".konan/cache", ".pub-cache/hosted", ".pub-cache/git/cache", ".bundle/cache", ".gem/specs",
+	".local/share/NuGet/http-cache", ".local/share/NuGet/v3-cache", ".nuget/v3-cache", ".cargo/registry/index",
+	".rustup/downloads", ".rustup/tmp", ".terraform.d/plugin-cache", ".cache/terraform", ".cache/vagrant",
+	".stack/pantry", ".hex/cache", ".mix/cache", ".cache/deno_dir", ".cache/typescript-language-server",
+}
+
+// windowsCacheRoots: the same kind of directories under a Windows user profile seen from WSL
+// (/mnt/c/Users/NAME/…): the profile's temporary files and the package managers' caches.
+var windowsCacheRoots = []string{
+	"AppData/Local/Temp", "AppData/Local/npm-cache", "AppData/Local/pip/cache", "AppData/Local/Yarn/Cache",
+	"AppData/Local/pnpm-cache", "AppData/Local/NuGet/Cache", "AppData/Local/NuGet/v3-cache", "AppData/Local/go-build",
+	"AppData/Local/Microsoft/Windows/INetCache", "AppData/Local/ms-playwright", "AppData/Local/Cypress/Cache",
+	"AppData/Local/pypoetry/Cache", "AppData/Local/uv/cache", "AppData/Local/Gradle/caches", ".gradle/caches",
+	".m2/repository", ".nuget/packages", "AppData/Local/CrashDumps", "AppData/Local/D3DSCache",
 }
 
 // homeOf: the home directory a cleaned absolute path lies in ("/home/NAME", "/Users/NAME",
@@ -159,11 +190,40 @@ func homeOf(clean, home string) (string, bool) {
 
 // isUserCache: clean is one of the cache roots or below one.
 func isUserCache(clean, home string) bool {
-	rel, ok := homeOf(path.Clean(clean), home)
+	clean = path.Clean(clean)
+	if rel, ok := windowsProfileOf(clean); ok {
+		return underAnyRoot(rel, windowsCacheRoots)
+	}
+	rel, ok := homeOf(clean, home)
 	if !ok {
 		return false
 	}
-	for _, r := range userCacheRoots {
+	return underAnyRoot(rel, userCacheRoots)
+}
+
+// windowsProfileOf: the rest of a path below a Windows user profile mounted in WSL
+// (/mnt/c/Users/NAME/REST, any drive letter; the case of "Users" as Windows writes it).
+func windowsProfileOf(clean string) (string, bool) {
+	if len(clean) < len("/mnt/c/Users/") || !strings.HasPrefix(clean, "/mnt/") || clean[6] != '/' {
+		return "", false
+	}
+	if c := clean[5]; c < 'a' || c > 'z' {
+		return "", false
+	}
+	r, ok := strings.CutPrefix(clean[7:], "Users/")
+	if !ok {
+		return "", false
+	}
+	name, rest, ok := strings.Cut(r, "/")
+	if !ok || name == "" || name == "Public" || name == "Default" || name == "All Users" {
+		return "", false
+	}
+	return rest, true
+}
+
+// underAnyRoot: rel is one of roots or below one.
+func underAnyRoot(rel string, roots []string) bool {
+	for _, r := range roots {
 		if rel == r || strings.HasPrefix(rel, r+"/") {
 			return true
 		}

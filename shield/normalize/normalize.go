@@ -117,6 +117,8 @@ type state struct {
 	written map[string]string
 
 	nested int // URLs added as nested in request URLs (urls_nested.go), bounded
+	// inspected: programs run in a public inspection mode (metadata_only.go), by name.
+	inspected map[string]bool
 }
 
 // stopped reports whether the walk must stop: an input limit was hit, or the context is done

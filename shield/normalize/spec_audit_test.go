@@ -14,6 +14,18 @@ var codeOptionName = regexp.MustCompile(`^-{1,2}(?:[a-z0-9]+-)*(?:exec|execute|c
 // the reason. A new option of that shape must get a code role (sh, prog, code, script, opaque,
 // cmd, shcmd…) or a line here.
 var codeOptionsNotCode = map[string]string{
+	"clang-tidy --exclude-header-filter":      "a regular expression of header names",
+	"clang-tidy --header-filter":              "a regular expression of header names",
+	"clang-tidy --line-filter":                "a JSON list of file names and line ranges",
+	"clang-tidy -exclude-header-filter":       "a regular expression of header names",
+	"clang-tidy -header-filter":               "a regular expression of header names",
+	"clang-tidy -line-filter":                 "a JSON list of file names and line ranges",
+	"cpplint --filter":                        "a list of categories to report",
+	"docformatter --wrap-descriptions":        "a line width",
+	"docformatter --wrap-summaries":           "a line width",
+	"gcovr --filter":                          "a regular expression of source paths",
+	"gcovr --gcov-filter":                     "a regular expression of gcov file names",
+	"vale --filter":                           "an expression over alerts (expr language, no command)",
 	"kubectl run --command":                   "a flag: the operands after -- are the container's command (kuberun handler)",
 	"docker ps --filter":                      "a listing filter",
 	"docker images --filter":                  "a listing filter",

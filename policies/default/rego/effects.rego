@@ -422,6 +422,7 @@ escalate contains finding("effects.persistence-in-workspace", sprintf("changes %
 	some e in input.effects
 	e.kind == "persistence"
 	e.in_workspace
+	not own_hooks_dir(e) # workspace_code.rego
 }
 
 deny contains finding("effects.privilege", sprintf("changes privileges (%s)", [e.target])) if {
