@@ -84,3 +84,11 @@ deny contains finding("ops.cloud-destroy", sprintf("destroys cloud resources (%s
 	not op_local(e)
 	op_class(e) == "destroy"
 }
+
+# An exec-class tool called without any command the catalog can read (a kubectl tool given keys
+# its entry does not name): what runs is unknown, so nothing is known about its effects.
+escalate contains finding("exec.no-command", "an exec tool called without a command the catalog can read") if {
+	input.class == "exec"
+	trim_space(input.command) == ""
+	count(input.commands) == 0
+}
