@@ -69,6 +69,72 @@ op_class(e) := "local" if {
 inside(e) if {
 	e.kind == "operate"
 	not ops_cfg.clis[e.program]
+	not forge_api(e)
+}
+
+forge_api(e) if split(e.detail, ",")[0] == "forge_api"
+
+# ---------------------------------------------------------------------------------------------
+# Forge API calls (gh/glab/hub api; shield/normalize/effects_forge.go: Target "METHOD PATH").
+# Principle: a read (GET, HEAD) is inside; a write is inside only on the endpoints of the
+# project's own content (issues, comments, pull/merge requests, labels, reviews, statuses); any
+# other write (protection, rulesets, members, collaborators, keys, hooks, secrets, variables,
+# settings, an endpoint the data does not name) changes the forge and is escalated.
+forge_method(e) := split(e.target, " ")[0]
+
+forge_path(e) := trim_prefix(substring(e.target, count(forge_method(e)) + 1, -1), "/")
+
+inside(e) if {
+	e.kind == "operate"
+	forge_api(e)
+	not e.unresolved
+	forge_method(e) in {"GET", "HEAD"}
+}
+
+inside(e) if {
+	e.kind == "operate"
+	forge_api(e)
+	not e.unresolved
+	not forge_method(e) in {"GET", "HEAD"}
+	regex.match(ops_cfg.forge_content_paths, forge_path(e))
+	not regex.match(ops_cfg.forge_control_paths, forge_path(e))
+}
+
+# A write of only descriptive fields (description, homepage, topics) to a repository or project.
+inside(e) if {
+	e.kind == "operate"
+	forge_api(e)
+	not e.unresolved
+	regex.match(ops_cfg.forge_owner_paths, forge_path(e))
+	keys := forge_fields(e)
+	count(keys) > 0
+	every k in keys {
+		ops_cfg.forge_meta_fields[k]
+	}
+}
+
+forge_fields(e) := {k |
+	some d in split(e.detail, ",")
+	startswith(d, "fields:")
+	some k in split(trim_prefix(d, "fields:"), "+")
+}
+
+forge_meta_write(e) if {
+	regex.match(ops_cfg.forge_owner_paths, forge_path(e))
+	keys := forge_fields(e)
+	count(keys) > 0
+	every k in keys {
+		ops_cfg.forge_meta_fields[k]
+	}
+}
+
+escalate contains finding("ops.forge-settings", sprintf("%s %s changes the forge's settings, access or protection", [e.program, e.target])) if {
+	some e in input.effects
+	e.kind == "operate"
+	forge_api(e)
+	not forge_method(e) in {"GET", "HEAD"}
+	not regex.match(ops_cfg.forge_content_paths, forge_path(e))
+	not forge_meta_write(e)
 }
 
 inside(e) if {
