@@ -2173,6 +2173,7 @@ func (w *walker) container(f frame, pa parsedArgs, name string, args words, pipe
 		return
 	}
 	image := args.argv[img]
+	w.containerImage(name, image, args.dyn[img]) // ops_effects.go
 	rest := args.sub(img + 1)
 	if len(rest.argv) > 0 {
 		remote := "container:" + image

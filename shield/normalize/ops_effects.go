@@ -102,7 +102,66 @@ func (w *walker) opsEffects(c *Command, name string, args words) {
 			}
 		}
 	}
+	w.supplyEffects(name, args)
 	if forged != "" {
 		w.s.addEffect(Effect{Kind: EffectWrite, Target: "timestamps", Program: name, Detail: "forged time: " + forged})
 	}
+}
+
+// Supply sources and releases (rego/ops_supply.rego judges the owners with shield/ops data):
+//
+//   - go install/run MODULE@VERSION: an install effect (Detail "module") of the module path, whose
+//     host and owner decide whether it is a known publisher's;
+//   - docker/podman/nerdctl pull IMAGE (run and create: containerImage): an install effect
+//     (Detail "container_image") of the image reference;
+//   - a release marked the latest (gh release create --latest) or published by a release tool
+//     (goreleaser release without --snapshot or a skipped publish): a push of "release:PROGRAM",
+//     outside the envelope: consumers take it.
+func (w *walker) supplyEffects(name string, args words) {
+	s := w.s
+	ops := leadingWords(args, 2)
+	switch name {
+	case "go":
+		if len(ops) == 0 || ops[0] != "install" && ops[0] != "run" {
+			return
+		}
+		for i, a := range args.argv[1:] {
+			if strings.HasPrefix(a, "-") || !strings.Contains(a, "@") || args.dyn[i+1] {
+				continue
+			}
+			mod, _, _ := strings.Cut(a, "@")
+			if strings.Count(mod, "/") >= 2 && strings.Contains(strings.SplitN(mod, "/", 2)[0], ".") {
+				s.addEffect(Effect{Kind: EffectInstall, Target: a, Program: name, Detail: "module"})
+			}
+		}
+	case "docker", "podman", "nerdctl":
+		if len(ops) > 0 && ops[0] == "pull" || len(ops) > 1 && ops[0] == "image" && ops[1] == "pull" {
+			for i := len(args.argv) - 1; i > 0; i-- {
+				if !strings.HasPrefix(args.argv[i], "-") {
+					w.containerImage(name, args.argv[i], args.dyn[i])
+					break
+				}
+			}
+		}
+	case "gh":
+		if len(ops) == 2 && ops[0] == "release" && ops[1] == "create" {
+			for _, a := range args.argv {
+				if a == "--latest" || a == "--latest=true" {
+					s.addEffect(Effect{Kind: EffectPush, Target: "release:gh", Program: name, Detail: "release marked latest"})
+				}
+			}
+		}
+	case "goreleaser":
+		if len(ops) > 0 && ops[0] == "release" && !hasAnyArg(args, "--snapshot", "--skip=publish", "--skip-publish") {
+			s.addEffect(Effect{Kind: EffectPush, Target: "release:goreleaser", Program: name, Detail: "release published"})
+		}
+	}
+}
+
+// containerImage records the image a container runs or a pull fetches.
+func (w *walker) containerImage(name, image string, dyn bool) {
+	if image == "" {
+		return
+	}
+	w.s.addEffect(Effect{Kind: EffectInstall, Target: strings.ToLower(image), Program: name, Detail: "container_image", Unresolved: dyn})
 }

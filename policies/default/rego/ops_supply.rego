@@ -93,3 +93,53 @@ escalate contains finding("ops.dependency-redirected", "package.json overrides o
 ops_owner(mod) := concat("/", array.slice(split(mod, "/"), 0, 2))
 
 ops_written_text := concat("\n", [input.content, object.get(input.args, "new_string", ""), object.get(input.args, "input", ""), object.get(input.args, "patch", ""), input.command])
+
+# Principle: code installed or run from a code host is trusted by its owner, not by the host. A
+# go install/run of host/owner/… where the owner is not a known publisher (shield/ops
+# trusted_module_owners) and an image of a registry host under an unknown namespace (not a
+# trusted_image_prefixes entry) run someone's code unreviewed: escalated.
+escalate contains finding("ops.untrusted-source", sprintf("runs %s, code of an owner the configuration does not know", [e.target])) if {
+	some e in input.effects
+	e.kind == "install"
+	e.detail == "module"
+	parts := split(split(e.target, "@")[0], "/")
+	parts[0] in ops_cfg.code_hosts
+	not lower(concat("/", [parts[0], parts[1]])) in ops_trusted_owners
+}
+
+ops_trusted_owners := {lower(o) | some o in ops_cfg.trusted_module_owners}
+
+escalate contains finding("ops.untrusted-source", sprintf("runs the image %s of a namespace the configuration does not know", [e.target])) if {
+	some e in input.effects
+	e.kind == "install"
+	e.detail == "container_image"
+	ops_image_host(e.target) in ops_cfg.image_registries
+	not strings.any_prefix_match(ops_image_ref(e.target), ops_cfg.trusted_image_prefixes)
+}
+
+escalate contains finding("ops.untrusted-source", sprintf("runs the image %s, whose source is an expansion", [e.target])) if {
+	some e in input.effects
+	e.kind == "install"
+	e.detail == "container_image"
+	e.unresolved
+}
+
+ops_image_host(ref) := split(ref, "/")[0] if contains(ref, "/")
+
+# docker.io/NAME is Docker Hub's library image NAME.
+ops_image_ref(ref) := concat("", ["docker.io/library/", trim_prefix(ref, "docker.io/")]) if {
+	startswith(ref, "docker.io/")
+	count(split(ref, "/")) == 2
+} else := ref
+
+inside(e) if {
+	e.kind == "install"
+	e.detail == "container_image"
+	not e.unresolved
+}
+
+escalate contains finding("ops.release-published", sprintf("publishes a release (%s) that consumers take", [e.detail])) if {
+	some e in input.effects
+	e.kind == "push"
+	startswith(e.target, "release:")
+}
