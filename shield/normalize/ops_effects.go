@@ -103,6 +103,8 @@ func (w *walker) opsEffects(c *Command, name string, args words) {
 		}
 	}
 	w.supplyEffects(name, args)
+	w.identityEffects(name, args) // cloud_ops.go
+	w.inPlaceEdits(name, args)
 	if forged != "" {
 		w.s.addEffect(Effect{Kind: EffectWrite, Target: "timestamps", Program: name, Detail: "forged time: " + forged})
 	}
@@ -164,4 +166,55 @@ func (w *walker) containerImage(name, image string, dyn bool) {
 		return
 	}
 	w.s.addEffect(Effect{Kind: EffectInstall, Target: strings.ToLower(image), Program: name, Detail: "container_image", Unresolved: dyn})
+}
+
+// inPlaceEdits: perl and ruby -i (-pi, -ni, -i.bak) rewrite their file operands in place: each
+// is a write, whatever the code does (its code is judged as code by the interpreter's model).
+func (w *walker) inPlaceEdits(name string, args words) {
+	if name != "perl" && name != "ruby" {
+		return
+	}
+	inPlace, code := false, false
+	var files []int
+	for i := 0; i < len(args.argv); i++ {
+		a := args.argv[i]
+		switch {
+		case a == "--":
+			files = append(files, indexRange(i+1, len(args.argv))...)
+			i = len(args.argv)
+		case len(a) > 1 && a[0] == '-' && a[1] != '-':
+			cl := a[1:]
+			if j := strings.IndexAny(cl, "eE"); j >= 0 {
+				if strings.Contains(cl[:j], "i") {
+					inPlace = true
+				}
+				code = true
+				if j == len(cl)-1 {
+					i++ // the code is the next word
+				}
+				continue
+			}
+			if strings.Contains(cl, "i") {
+				inPlace = true
+			}
+		case !code && len(files) == 0:
+			code = true // the script file
+		default:
+			files = append(files, i)
+		}
+	}
+	if !inPlace {
+		return
+	}
+	for _, i := range files {
+		w.pathEffect(EffectWrite, name, args.argv[i], args.dyn[i])
+	}
+}
+
+func indexRange(from, to int) []int {
+	var out []int
+	for i := from; i < to; i++ {
+		out = append(out, i)
+	}
+	return out
 }

@@ -40,7 +40,6 @@ func (w *walker) specEffects(f frame, pa parsedArgs, name string, args words, pi
 			w.cloudOperation(sp, name, args) // cloud_ops.go
 		}
 	}
-	w.identityEffects(name, args) // cloud_ops.go
 	if name == "git" {
 		w.gitConfigCommands(f, pa)
 	}
