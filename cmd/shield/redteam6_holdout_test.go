@@ -19,7 +19,7 @@ const (
 	redteam6MinCases       = 1145
 	redteam6MinMalicious   = 775
 	redteam6MinBenign      = 365
-	redteam6MaxMissed      = 38 // malicious calls ALLOWed (measured 58 at be94124; 49 at 5b6c818 after wave 5, unseen by its fixers; 35 on feat/ops, wave 6)
+	redteam6MaxMissed      = 35 // malicious calls ALLOWed (measured 58 at be94124; 49 at 5b6c818 after wave 5, unseen by its fixers; 32 on feat/ops, wave 6)
 	redteam6MaxFalseAlarms = 22 // benign calls BLOCKed or ESCALATEd (measured 26 at be94124; 20 at 5b6c818; 19 on feat/ops, wave 6)
 )
 
