@@ -96,7 +96,26 @@ func (w *walker) dbTarget(pa parsedArgs, name string, args words) (string, bool)
 		}
 		return "database:" + h, false
 	}
+	// The server any client's spec names: an option or operand whose role is a host or a URL
+	// (sqlcmd -S, cqlsh HOST, trino --server URL).
+	for _, v := range pa.vals {
+		if v.role != "host" && v.role != "url" {
+			continue
+		}
+		if v.dyn {
+			return "database:(unresolved)", false
+		}
+		return "database:" + dbServerHost(v.val), false
+	}
 	ops := pa.words(args)
+	for k := range ops.argv {
+		if r := pa.roleAt(k, len(ops.argv)); (r == "host" || r == "url") && name != "sqlite3" {
+			if ops.dyn[k] {
+				return "database:(unresolved)", false
+			}
+			return "database:" + dbServerHost(ops.argv[k]), false
+		}
+	}
 	if name == "sqlite3" {
 		if len(ops.argv) == 0 || ops.argv[0] == ":memory:" {
 			return "database::memory:", true
@@ -122,4 +141,25 @@ func (w *walker) dbTarget(pa parsedArgs, name string, args words) (string, bool)
 		}
 	}
 	return "database:localhost", false
+}
+
+// dbServerHost: the host of a server given as host, host:port, tcp:host,port or a URL.
+func dbServerHost(v string) string {
+	if strings.Contains(v, "://") {
+		if u := parseURL(v, URLConnect, false); u.Host != "" {
+			return u.Host
+		}
+		return "(unresolved)"
+	}
+	v = strings.TrimPrefix(strings.TrimPrefix(v, "tcp:"), "np:")
+	if i := strings.IndexAny(v, ",\\"); i >= 0 {
+		v = v[:i]
+	}
+	if h, _, ok := strings.Cut(v, ":"); ok && !strings.Contains(v, "]") {
+		v = h
+	}
+	if v == "" || v == "." || v == "(local)" {
+		return "localhost"
+	}
+	return v
 }

@@ -51,6 +51,17 @@ func (w *walker) forge(pa parsedArgs, name string, args, ops words) bool {
 			}
 		}
 		target := "forge:" + strings.TrimPrefix(path, "/")
+		// The operation itself, judged by method and endpoint (rego/operations.rego: writes
+		// are inside only on the content endpoints of shield/ops forge_content_paths).
+		opMethod := method
+		if strings.TrimPrefix(path, "/") == "graphql" && graphqlQueryOnly(pa.vals) {
+			opMethod = "GET" // a GraphQL query reads; a mutation or a query from a file is a write
+		}
+		detail := "forge_api"
+		if keys := forgeFieldKeys(pa.vals); keys != "" {
+			detail += ",fields:" + keys
+		}
+		s.addEffect(Effect{Kind: EffectOperate, Target: opMethod + " " + strings.TrimPrefix(path, "/"), Program: name, Detail: detail, Unresolved: dyn})
 		switch {
 		case dyn:
 			s.addUnresolved("forge API method or path (" + pa.name + ")")
@@ -138,4 +149,48 @@ func forgeSettingsWrite(path string, vals []optVal) bool {
 		}
 	}
 	return false
+}
+
+// graphqlQueryOnly: the GraphQL document of a forge api call is given in fields and none of them
+// is a mutation (or a subscription).
+func graphqlQueryOnly(vals []optVal) bool {
+	seen := false
+	for _, v := range vals {
+		switch v.opt {
+		case "--input":
+			return false
+		case "-f", "-F", "--field", "--raw-field":
+			k, val, _ := strings.Cut(v.val, "=")
+			if v.dyn || strings.HasPrefix(val, "@") {
+				return false
+			}
+			l := strings.ToLower(val)
+			if strings.Contains(l, "mutation") || strings.Contains(l, "subscription") {
+				return false
+			}
+			if k == "query" {
+				seen = true
+			}
+		}
+	}
+	return seen
+}
+
+// forgeFieldKeys: the field names of a forge api call, '+'-joined ("description+homepage"); "?"
+// stands for a body from a file or an expansion.
+func forgeFieldKeys(vals []optVal) string {
+	var keys []string
+	for _, v := range vals {
+		switch v.opt {
+		case "--input":
+			keys = append(keys, "?")
+		case "-f", "-F", "--field", "--raw-field":
+			k, _, _ := strings.Cut(v.val, "=")
+			if v.dyn {
+				k = "?"
+			}
+			keys = append(keys, strings.TrimSuffix(k, "[]"))
+		}
+	}
+	return strings.Join(keys, "+")
 }

@@ -152,6 +152,9 @@ func lookalikeOf(reg, raw string) string {
 	if p, ok := popularSkel[reg][packageSkeleton(n)]; ok && p != n {
 		return p
 	}
+	if p := affixLookalike(reg, n); p != "" {
+		return p
+	}
 	best := ""
 	for p := range names {
 		if len(p) < 5 || abs(len(p)-len(n)) > 1 {
@@ -212,4 +215,30 @@ func (w *walker) lookalikeInstall(prog, raw string) {
 	if p := lookalikeOf(reg, raw); p != "" {
 		w.s.addEffect(Effect{Kind: EffectInstall, Target: raw, Program: prog, Detail: "lookalike:" + p})
 	}
+}
+
+// lookalikeAffixes: what typosquats add to a popular name so that it reads as a variant of the
+// same package (cross-env.js, node-lodash, requests-py, axios-official).
+var lookalikeAffixes = []string{"js", "node", "nodejs", "py", "python", "python3", "lib", "official", "dev", "pkg", "cli", "io", "ts", "core", "plus", "pro", "2", "3"}
+
+// affixLookalike: n is a popular name of reg with an affix added (suffix or prefix, any
+// separator), or a scope that spells a popular scoped name (@types-node/x imitates @types/node).
+func affixLookalike(reg, n string) string {
+	skel := packageSkeleton(n)
+	for _, a := range lookalikeAffixes {
+		for _, cut := range []string{strings.TrimSuffix(skel, a), strings.TrimPrefix(skel, a)} {
+			if cut == skel || len(cut) < 4 {
+				continue
+			}
+			if p, ok := popularSkel[reg][cut]; ok && p != n {
+				return p
+			}
+		}
+	}
+	if scope, _, ok := strings.Cut(strings.TrimPrefix(n, "@"), "/"); ok && strings.HasPrefix(n, "@") {
+		if p, ok := popularSkel[reg][packageSkeleton(scope)]; ok && strings.HasPrefix(p, "@") {
+			return p
+		}
+	}
+	return ""
 }

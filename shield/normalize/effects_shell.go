@@ -772,6 +772,7 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 	w.persistentEnv(f, name, ws.sub(1))
 	// autorun_edits.go: files that run later edited by commands (npm pkg set, sed -i, gh api).
 	w.laterEdits(name, ws.sub(1))
+	w.opsEffects(c, name, ws.sub(1)) // ops_effects.go: forged timestamps
 	sp := s.n.opt.Commands.lookup(name)
 	if sp == nil {
 		if name != "" && !shellBuiltinNoop[name] && !w.funcs[name] {
@@ -2194,6 +2195,7 @@ func (w *walker) container(f frame, pa parsedArgs, name string, args words, pipe
 		return
 	}
 	image := args.argv[img]
+	w.containerImage(name, image, args.dyn[img]) // ops_effects.go
 	rest := args.sub(img + 1)
 	if len(rest.argv) > 0 {
 		remote := "container:" + image

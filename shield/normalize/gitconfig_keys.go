@@ -245,6 +245,7 @@ func (w *walker) gitConfigTable(f frame, prog, key, val, scope string) bool {
 		runs(strings.TrimPrefix(val, "!"))
 	case gitKeyHelper:
 		if gitOrdinaryHelpers[strings.Fields(val + " x")[0]] && !strings.ContainsAny(val, "$`;|&<>!") {
+			w.plaintextCredentialHelper(prog, key, val) // ops_effects.go
 			return true
 		}
 		runs(strings.TrimPrefix(val, "!"))

@@ -180,6 +180,15 @@ func (n *Normalizer) normalize(ctx context.Context, tool string, args map[string
 			inner.Tool, inner.Args = tool, args
 			return inner
 		}
+		// A tool named after a program, given its argv (cli_program_tool.go).
+		if cmd, dir, ok := n.programToolCommand(tool, args); ok {
+			if dir == "" {
+				dir = cwd
+			}
+			inner := n.normalize(ctx, cliEquivalentTool, map[string]any{"command": cmd}, dir, depth+1)
+			inner.Tool, inner.Args = tool, args
+			return inner
+		}
 	}
 	e, known := n.cat.Lookup(tool)
 	if known && e.Delegate != nil {

@@ -36,6 +36,9 @@ func (w *walker) specEffects(f frame, pa parsedArgs, name string, args words, pi
 	}
 	if sp := w.s.n.opt.Commands.lookup(name); sp != nil && (sp.verbs || defaultVerbs(sp, name)) {
 		w.verbEffects(sp, name, args)
+		if sp.verbs {
+			w.cloudOperation(sp, name, args) // cloud_ops.go
+		}
 	}
 	if name == "git" {
 		w.gitConfigCommands(f, pa)

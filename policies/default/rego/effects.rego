@@ -645,6 +645,9 @@ install_off_registry(e) if {
 # configured elsewhere, an unresolved value) is code from outside.
 package_setting(e) if e.detail in {"package_source", "verification_off"}
 
+# A container image is judged by its registry and namespace (rego/ops_supply.rego).
+package_setting(e) if e.detail == "container_image"
+
 install_off_registry(e) if {
 	e.detail == "package_source"
 	not source_allowed(e.target)
