@@ -525,6 +525,7 @@ func (w *walker) codeEffect(prog, code string, dyn bool) int {
 	for _, m := range urlInTextRE.FindAllString(code, 16) {
 		w.urlEffect(prog, strings.TrimRight(m, ".,:;!?"), false)
 	}
+	w.homeRelativeReads(prog, code) // unknown_operands.go: HOME + "/.ssh/id_rsa" in any language
 	w.inlineCode(prog, code)
 	return i
 }
@@ -771,6 +772,7 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 		if name != "" && !shellBuiltinNoop[name] && !w.funcs[name] {
 			s.addUnknown(name)
 			w.unknownLauncher(f, name, ws.sub(1), pipe, idx, stdin) // spec_effects.go
+			w.unknownOperands(name, ws.sub(1), stdin)               // unknown_operands.go: hosts, statements, credential files, code
 		}
 		return
 	}
@@ -1421,6 +1423,9 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 			w.subTool(f, name, ops, pipe, idx, stdin)
 		}
 	case "gorun":
+		if w.compiledStdin("go", ops, stdin) { // unknown_operands.go: go run - <<< CODE
+			return
+		}
 		for k, a := range ops.argv {
 			if strings.Contains(a, "@") || (strings.Contains(a, ".") && strings.Contains(a, "/") && !strings.HasPrefix(a, ".")) {
 				w.installEffect("go", a, ops.dyn[k])
@@ -1741,7 +1746,9 @@ func (w *walker) interp(f frame, pa parsedArgs, name string, args words, pipe bo
 	ops := pa.words(args)
 	for _, v := range pa.vals {
 		if v.role == "code" || v.role == "script" {
-			// applyRole recorded it (and the operands are the script's arguments).
+			// applyRole recorded it (and the operands are the script's arguments, presumed
+			// read when they name a credential file: unknown_operands.go).
+			w.presumedReads(name, ops)
 			return
 		}
 	}
@@ -1776,11 +1783,13 @@ func (w *walker) interp(f frame, pa parsedArgs, name string, args words, pipe bo
 			}
 		default:
 			s.addEffect(Effect{Kind: EffectExec, Target: name, Program: name, Detail: "module " + m})
+			w.presumedReads(name, ops) // python3 -m base64 FILE: the module's operands
 		}
 		return
 	}
 	if len(ops.argv) > 0 && ops.argv[0] != "-" {
 		w.applyRole(name, "script", ops.argv[0], ops.dyn[0]) // a file, or a URL fetched and run (deno run URL)
+		w.presumedReads(name, ops.sub(1))
 		return
 	}
 	if (pipe && idx > 0) || stdin != "" || (len(ops.argv) > 0 && ops.argv[0] == "-") {
