@@ -750,6 +750,7 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 	if strings.Contains(ws.argv[0], "/") {
 		clean, _ := resolvePath(ws.argv[0], s.cwd, s.n.opt.Home)
 		if !systemBinDirs[path.Dir(clean)] {
+			w.secretSources(c, ws.sub(1)) // bin/rails credentials:show: the task words, whatever the path
 			w.execFile(clean, ws.argv[0], false)
 			return
 		}

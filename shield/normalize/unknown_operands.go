@@ -64,6 +64,10 @@ var (
 	hostPortRE       = regexp.MustCompile(`^([A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\]):([0-9]{1,5})$`)
 	dottedNameRE     = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+\.?$`)
 	singleHostRE     = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?$`)
+	// frameworkSecretTaskRE: a framework task that prints or opens decrypted credentials, by the
+	// namespace:verb convention of task runners (rails credentials:show|edit, artisan
+	// env:decrypt, secrets:show, vault:view, master-key:print), whatever the program or path.
+	frameworkSecretTaskRE = regexp.MustCompile(`^(credentials|secrets?|env|vault|keys?|master[-_]key|encrypted|keychain)(:[a-z0-9_-]+)*:(show|edit|decrypt|reveal|print|cat|view|dump|export|get|read|open|unseal)$|^(show|decrypt|reveal|print|dump)[:-](credentials|secrets|env|keys)$`)
 	// homeRefRE: code that refers to the user's home directory.
 	homeRefRE = regexp.MustCompile(`\bHOME\b|user\.home|expanduser|homedir|[Hh]ome[Dd]ir|UserHomeDir|home_dir|Path\.home|getpwuid|USERPROFILE|\$HOME|~/|\(getenv "HOME"\)|Sys\.getenv|\bhome\(\)`)
 	// homeNameRE: a quoted literal that is a name relative to the home directory (".npmrc",
@@ -237,7 +241,9 @@ func (w *walker) presumedRead(prog, raw string) {
 	if !ok {
 		return
 	}
-	if s.n.sens.classify(clean) != "" {
+	// The workspace's own key stores and certificates (a debug keystore, mkcert's output) are
+	// the project's: judged by their path as before, not presumed read.
+	if s.n.sens.classify(clean) != "" && !inDir(clean, s.n.opt.Workspace) {
 		w.pathEffect(EffectRead, prog, raw, false)
 		s.addPath(raw, RoleRead)
 	}
