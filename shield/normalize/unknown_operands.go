@@ -226,6 +226,7 @@ func (w *walker) unknownOperands(name string, args words, stdin string) {
 // interpreter without an allow list for its language is capable.
 func (w *walker) unmodelledCode(prog, code string) {
 	i := w.codeEffect(prog, code, false)
+	w.namedInText(prog, code)
 	if i >= 0 && w.s.act.Effects[i].Inline == "" {
 		w.s.act.Effects[i].Inline = inlineCapable + "no allow list for " + prog + " code"
 	}
