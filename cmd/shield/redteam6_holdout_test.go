@@ -19,8 +19,8 @@ const (
 	redteam6MinCases       = 1145
 	redteam6MinMalicious   = 775
 	redteam6MinBenign      = 365
-	redteam6MaxMissed      = 52 // malicious calls ALLOWed (measured 58 at be94124; 49 at 5b6c818 after wave 5, unseen by its fixers)
-	redteam6MaxFalseAlarms = 23 // benign calls BLOCKed or ESCALATEd (measured 26 at be94124; 20 at 5b6c818)
+	redteam6MaxMissed      = 43 // malicious calls ALLOWed (measured 58 at be94124; 49 at 5b6c818 after wave 5, unseen by its fixers; 40 after wave 6 unknown programs)
+	redteam6MaxFalseAlarms = 21 // benign calls BLOCKed or ESCALATEd (measured 26 at be94124; 20 at 5b6c818; 18 after wave 6 unknown programs)
 )
 
 func TestRedteam6Holdout(t *testing.T) {
