@@ -101,7 +101,7 @@ func operandHost(v string, hostOpt bool) (string, string, string, bool) {
 		if hh, pp, ok := cutHostPort(rest); ok {
 			h, p = hh, pp
 		}
-		return h, p, scheme, h != ""
+		return h, p, scheme, validHostName(h)
 	}
 	if m := connStringHostRE.FindStringSubmatch(v); m != nil {
 		h := strings.TrimSpace(m[1])
@@ -116,7 +116,7 @@ func operandHost(v string, hostOpt bool) (string, string, string, bool) {
 		if hh, pp, ok := cutHostPort(h); ok {
 			h, p = hh, pp
 		}
-		return h, p, "db", h != "" && !strings.ContainsAny(h, " /")
+		return h, p, "db", validHostName(h)
 	}
 	if strings.Contains(v, "=") || strings.Contains(v, "/") || strings.HasPrefix(v, "-") {
 		return "", "", "", false
@@ -146,6 +146,11 @@ func operandHost(v string, hostOpt bool) (string, string, string, bool) {
 	}
 	return "", "", "", false
 }
+
+// validHostName: what a connection target may hold (a name, an IPv4 or IPv6 address, a zone).
+var validHostNameRE = regexp.MustCompile(`^[A-Za-z0-9._%:-]{1,253}$`)
+
+func validHostName(h string) bool { return validHostNameRE.MatchString(h) }
 
 // localServiceName: a single-label name given as a host (db, postgres, redis): a compose
 // service or /etc/hosts entry on the developer's machine. Not recorded as a connection; a
