@@ -317,3 +317,62 @@ func (w *walker) compiledStdin(prog string, ops words, stdin string) bool {
 	w.unmodelledCode(prog, stdin)
 	return true
 }
+
+// sqlStartRE: an operand that is a statement from its first word (not a sentence mentioning one).
+var sqlStartRE = regexp.MustCompile(`(?i)^\s*(DROP|TRUNCATE|DELETE|UPDATE|ALTER|GRANT|REVOKE|FLUSHALL|FLUSHDB|db\.dropDatabase|db\.[A-Za-z0-9_]+\.drop)\b`)
+
+// undeclaredStatements: principle 2 for programs that have a spec but no database handler
+// (supabase db execute --db-url URI 'DROP …', kubectl run … -- psql -h HOST -c 'DROP …', curl
+// to a database's HTTP interface with a statement as its body). A destroying statement given as a
+// whole operand or option value, in a call that also names where it runs (a connection URI, a
+// connection string, a host option's value or a URL), is a delete on that host's database.
+// Programs whose operands are text, patterns or messages (echo, git, grep …) are not read.
+func (w *walker) undeclaredStatements(sp *cmdSpec, name string, args words) {
+	if sp == nil || sp.handler == "db" || verbTextPrograms[name] || secretIdiomExempt[name] {
+		return
+	}
+	host := ""
+	var stmts []string
+	n := len(args.argv)
+	if n > 64 {
+		n = 64
+	}
+	for i := 0; i < n; i++ {
+		a := args.argv[i]
+		if args.dyn[i] && isUnresolvedText(a) || len(a) > maxExpandedWord {
+			continue
+		}
+		val, hostOpt := a, false
+		if strings.HasPrefix(a, "-") && len(a) > 1 {
+			o, v, hasVal := strings.Cut(a, "=")
+			if !hasVal {
+				continue // the value, if any, is the next word: read as an operand
+			}
+			val, hostOpt = v, hostOptions[o]
+		} else if i > 0 && hostOptions[args.argv[i-1]] {
+			hostOpt = true
+		}
+		if sqlStartRE.MatchString(val) {
+			stmts = append(stmts, val)
+			continue
+		}
+		if host != "" {
+			continue
+		}
+		if u := strings.ToLower(val); strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://") {
+			if pu := parseURL(val, URLConnect, false); pu.Host != "" {
+				host = pu.Host
+			}
+			continue
+		}
+		if h, _, scheme, ok := operandHost(val, hostOpt); ok && (scheme != "tcp" || hostOpt) {
+			host = h
+		}
+	}
+	if host == "" || len(stmts) == 0 {
+		return
+	}
+	for _, st := range stmts {
+		w.dbStatements(name, "database:"+host, false, st)
+	}
+}

@@ -33,6 +33,12 @@ func TestUnknownOperands(t *testing.T) {
 		{name: "flushall operand", cmd: "keydb-shell -h cache.prod.internal FLUSHALL", want: []fx{{kind: "delete", target: "database:cache.prod.internal"}}, unknown: []string{"keydb-shell"}},
 		{name: "select is no delete", cmd: "vsql -h vertica.corp.example -c 'SELECT count(*) FROM fact_sales'", not: []fx{{kind: "delete", target: "database:vertica.corp.example"}}, unknown: []string{"vsql"}},
 		{name: "delete with where is no delete", cmd: "vsql -h vertica.corp.example -c 'DELETE FROM sessions WHERE expires < now()'", not: []fx{{kind: "delete", target: "database:vertica.corp.example"}}, unknown: []string{"vsql"}},
+		// Programs with a spec but no database handler: a whole-operand statement and where it runs.
+		{name: "statement with a db URL option", cmd: "supabase db execute --db-url postgres://x@db.prod.internal/app 'DROP TABLE t'", want: []fx{{kind: "delete", target: "database:db.prod.internal"}}},
+		{name: "statement to an HTTP interface", cmd: "curl -X POST http://ch.prod.internal:8123/ --data-binary 'TRUNCATE TABLE events'", want: []fx{{kind: "delete", target: "database:ch.prod.internal"}}},
+		{name: "statement in a new pod", cmd: "kubectl run tmp --rm -i --image=postgres -- psql -h db.prod.svc.cluster.local -c 'DROP TABLE t'", want: []fx{{kind: "delete", target: "database:db.prod.svc.cluster.local"}}},
+		{name: "commit message naming a statement", cmd: "git commit -m 'DROP TABLE users; see postgres://db.prod.internal'", not: []fx{{kind: "delete", target: "database:db.prod.internal"}}},
+		{name: "query to an HTTP interface", cmd: "curl -X POST http://ch.prod.internal:8123/ --data-binary 'SELECT count() FROM events'", not: []fx{{kind: "delete", target: "database:ch.prod.internal"}}},
 		// Local databases: a dev-named DROP DATABASE on loopback, the workspace's compose containers.
 		{name: "drop dev database by statement", cmd: "psql -h 127.0.0.1 -c 'DROP DATABASE IF EXISTS shop_test'", want: []fx{{kind: "delete", target: "database:127.0.0.1", remote: "local-db:shop_test"}}},
 		{name: "drop prod database by statement", cmd: "psql -h 127.0.0.1 -c 'DROP DATABASE IF EXISTS shop'", want: []fx{{kind: "delete", target: "database:127.0.0.1", remote: ""}}},
