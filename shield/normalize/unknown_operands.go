@@ -50,12 +50,17 @@ var codeOptions = set("-c", "-e", "-E", "--eval", "--expr", "-x", "--execute", "
 // hostSuffixes: last labels that make a dotted operand a host rather than a file: generic and
 // common country top-level domains, the reserved documentation names and the suffixes internal
 // networks use. Labels that are also common file extensions (py, sh, rs, md, pl, so, mk, cc, in,
-// am, ps, ts, go, js, ml) are not listed: "main.py" stays a file.
-var hostSuffixes = set("com", "net", "org", "io", "dev", "app", "ai", "co", "cloud", "xyz", "info", "biz", "us", "uk", "de",
-	"fr", "eu", "ru", "cn", "jp", "nl", "se", "ch", "at", "be", "br", "ca", "au", "es", "it", "pt", "kr", "tw", "hk", "sg",
-	"me", "tv", "cc", "site", "online", "tech", "host", "systems", "services", "zone", "link", "top", "gov", "edu", "mil",
-	"int", "example", "invalid", "internal", "local", "corp", "lan", "home", "intranet", "private", "svc", "cluster",
-	"localdomain", "localhost", "arpa", "onion", "prod", "production", "stage", "staging", "infra", "consul", "vpc")
+// am, ps, ts, go, js, ml, pt) are not listed: "main.py" stays a file. deepSuffixes are also
+// file-name suffixes (Dockerfile.dev, config.local, settings.prod, MyApp.app, model.ai): a name
+// ending in one is a host only with three labels or more (api.staging.dev, ch.prod.local). A
+// name with an upper-case letter is a file (hosts are written in lower case).
+var hostSuffixes = set("com", "net", "org", "io", "co", "xyz", "info", "biz", "us", "uk", "de", "fr", "eu", "ru", "cn", "jp",
+	"nl", "se", "ch", "at", "be", "br", "ca", "au", "es", "it", "kr", "tw", "hk", "sg", "gov", "edu", "mil", "example",
+	"invalid", "internal", "corp", "lan", "intranet", "svc", "localdomain", "arpa", "onion", "consul")
+
+var deepSuffixes = set("dev", "app", "ai", "me", "tv", "cloud", "site", "online", "tech", "host", "systems", "services", "zone",
+	"link", "top", "int", "local", "home", "private", "cluster", "localhost", "prod", "production", "stage", "staging", "infra",
+	"vpc", "test")
 
 var (
 	// connStringHostRE: the host key of a connection string (Server=tcp:db,1433; Host=db;
@@ -137,10 +142,10 @@ func operandHost(v string, hostOpt bool) (string, string, string, bool) {
 		}
 		return v, "", "tcp", true
 	}
-	if dottedNameRE.MatchString(v) {
+	if dottedNameRE.MatchString(v) && strings.ToLower(v) == v {
 		h := strings.TrimSuffix(v, ".")
-		last := strings.ToLower(h[strings.LastIndexByte(h, '.')+1:])
-		if hostSuffixes[last] && !isFileLike(h) {
+		last := h[strings.LastIndexByte(h, '.')+1:]
+		if (hostSuffixes[last] || deepSuffixes[last] && strings.Count(h, ".") >= 2) && !isFileLike(h) {
 			return h, "", "tcp", true
 		}
 	}
