@@ -799,6 +799,9 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 		if pa.spec.handler == "" || !handlerOwnsOperands[pa.spec.handler] {
 			w.applyRole(name, role, args.argv[i], args.dyn[i])
 		}
+		if strings.TrimSuffix(role, "*") == "_" && !args.dyn[i] {
+			w.undeclaredOperand(name, args.argv[i]) // unknown_operands.go: an undeclared operand naming a credential file
+		}
 	}
 	dry := pa.tags["dryrun"] && dryRun(args.argv)
 	for _, fx := range pa.spec.fx {

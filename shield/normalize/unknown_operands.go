@@ -381,3 +381,14 @@ func (w *walker) undeclaredStatements(sp *cmdSpec, name string, args words) {
 		w.dbStatements(name, "database:"+host, false, st)
 	}
 }
+
+// undeclaredOperand: principle 3 for a program with a spec whose operand role is "_" (not
+// declared): a credential file it names is presumed read. Programs whose operands are text,
+// patterns or names (echo, grep's pattern, git's messages: verbTextPrograms, secretIdiomExempt)
+// and device or kernel files (mdadm --detail /dev/md0) are not read this way.
+func (w *walker) undeclaredOperand(prog, raw string) {
+	if verbTextPrograms[prog] || secretIdiomExempt[prog] || strings.HasPrefix(raw, "/dev/") || strings.HasPrefix(raw, "/proc/") || strings.HasPrefix(raw, "/sys/") {
+		return
+	}
+	w.presumedRead(prog, raw)
+}

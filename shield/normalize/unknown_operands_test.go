@@ -55,6 +55,9 @@ func TestUnknownOperands(t *testing.T) {
 		{name: "module argument", cmd: "python3 -m json.tool ~/.docker/config.json", want: []fx{{kind: "secret", target: home + "/.docker/config.json"}}},
 		{name: "ruby -n loop file", cmd: "ruby -ne 'print' ~/.netrc", want: []fx{{kind: "secret", target: home + "/.netrc"}}},
 		{name: "option value credential", cmd: "sometool --key-file=/home/user/.ssh/id_ecdsa", want: []fx{{kind: "secret", target: home + "/.ssh/id_ecdsa"}}, unknown: []string{"sometool"}},
+		{name: "undeclared operand of a spec", cmd: "staticcheck ~/.aws/credentials", want: []fx{{kind: "secret", target: home + "/.aws/credentials"}}},
+		{name: "pattern operand is no read", cmd: "rg -F '/etc/shadow' src/", not: []fx{{kind: "secret", target: "/etc/shadow"}}},
+		{name: "device operand is no read", cmd: "mdadm --detail /dev/md0", not: []fx{{kind: "secret", target: "/dev/md0"}}},
 		{name: "ordinary script argument", cmd: "python3 scripts/seed.py fixtures/users.json", not: []fx{{kind: "secret", target: "/home/user/project/fixtures/users.json"}}},
 		// 5. Framework tasks that print decrypted credentials.
 		{name: "rails credentials through a path", cmd: "./bin/rails credentials:show --environment staging", want: []fx{{kind: "secret", target: "rails credentials:show staging"}}},
