@@ -543,6 +543,7 @@ func (w *walker) codeEffect(prog, code string, dyn bool) int {
 	for _, m := range urlInTextRE.FindAllString(code, 16) {
 		w.urlEffect(prog, strings.TrimRight(m, ".,:;!?"), false)
 	}
+	w.homeRelativeReads(prog, code) // unknown_operands.go: HOME + "/.ssh/id_rsa" in any language
 	w.inlineCode(prog, code)
 	return i
 }
@@ -754,6 +755,7 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 	if strings.Contains(ws.argv[0], "/") {
 		clean, _ := resolvePath(ws.argv[0], s.cwd, s.n.opt.Home)
 		if !systemBinDirs[path.Dir(clean)] {
+			w.secretSources(c, ws.sub(1)) // bin/rails credentials:show: the task words, whatever the path
 			w.execFile(clean, ws.argv[0], false)
 			return
 		}
@@ -778,6 +780,7 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 		if name != "" && !shellBuiltinNoop[name] && !w.funcs[name] {
 			s.addUnknown(name)
 			w.unknownLauncher(f, name, ws.sub(1), pipe, idx, stdin) // spec_effects.go
+			w.unknownOperands(name, ws.sub(1), stdin)               // unknown_operands.go: hosts, statements, credential files, code
 		}
 		return
 	}
@@ -813,6 +816,9 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 		if pa.spec.handler == "" || !handlerOwnsOperands[pa.spec.handler] {
 			w.applyRole(name, role, args.argv[i], args.dyn[i])
 		}
+		if strings.TrimSuffix(role, "*") == "_" && !args.dyn[i] {
+			w.undeclaredOperand(name, args.argv[i]) // unknown_operands.go: an undeclared operand naming a credential file
+		}
 	}
 	dry := pa.tags["dryrun"] && dryRun(args.argv)
 	for _, fx := range pa.spec.fx {
@@ -822,6 +828,7 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 		w.fixedEffect(name, fx)
 	}
 	w.specEffects(f, pa, name, args, pipe, idx, stdin) // spec_effects.go: code-carrying roles, %verbs
+	w.undeclaredStatements(pa.spec, name, args)        // unknown_operands.go: a statement and where it runs
 	w.handle(f, pa, name, args, pipe, idx, stdin)
 	// Operands fed from standard input (xargs, parallel without :::) are unknown, unless the
 	// previous pipeline stage lists a known tree (find . | xargs grep): then they lie under it.
@@ -1441,6 +1448,9 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 			w.subTool(f, name, ops, pipe, idx, stdin)
 		}
 	case "gorun":
+		if w.compiledStdin("go", ops, stdin) { // unknown_operands.go: go run - <<< CODE
+			return
+		}
 		for k, a := range ops.argv {
 			if strings.Contains(a, "@") || (strings.Contains(a, ".") && strings.Contains(a, "/") && !strings.HasPrefix(a, ".")) {
 				w.installEffect("go", a, ops.dyn[k])
@@ -1761,7 +1771,9 @@ func (w *walker) interp(f frame, pa parsedArgs, name string, args words, pipe bo
 	ops := pa.words(args)
 	for _, v := range pa.vals {
 		if v.role == "code" || v.role == "script" {
-			// applyRole recorded it (and the operands are the script's arguments).
+			// applyRole recorded it (and the operands are the script's arguments, presumed
+			// read when they name a credential file: unknown_operands.go).
+			w.presumedReads(name, ops)
 			return
 		}
 	}
@@ -1796,11 +1808,13 @@ func (w *walker) interp(f frame, pa parsedArgs, name string, args words, pipe bo
 			}
 		default:
 			s.addEffect(Effect{Kind: EffectExec, Target: name, Program: name, Detail: "module " + m})
+			w.presumedReads(name, ops) // python3 -m base64 FILE: the module's operands
 		}
 		return
 	}
 	if len(ops.argv) > 0 && ops.argv[0] != "-" {
 		w.applyRole(name, "script", ops.argv[0], ops.dyn[0]) // a file, or a URL fetched and run (deno run URL)
+		w.presumedReads(name, ops.sub(1))
 		return
 	}
 	if (pipe && idx > 0) || stdin != "" || (len(ops.argv) > 0 && ops.argv[0] == "-") {

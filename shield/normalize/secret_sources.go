@@ -331,7 +331,7 @@ func secretIdiom(ws []string, opts map[string]bool) bool {
 		case lw == "get-credentials":
 			// gcloud container clusters / az aks get-credentials write a kubeconfig; they print
 			// nothing (the kubeconfig is judged where it is read).
-		case secretTokenWords[lw], secretIdiomWord.MatchString(lw):
+		case secretTokenWords[lw], secretIdiomWord.MatchString(lw), frameworkSecretTaskRE.MatchString(lw): // unknown_operands.go
 			return true
 		case lw == "token" && i > 0 && (ws[i-1] == "auth" || ws[i-1] == "create"):
 			return true

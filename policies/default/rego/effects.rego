@@ -312,6 +312,16 @@ unknown_programs_confined if {
 	every u in input.urls {
 		confined_url(u)
 	}
+	not unknown_program_connects_out
+}
+
+# A host an unknown program's operands name (a bare host, HOST:PORT, a connection string or URI,
+# a host option's value: shield/normalize/unknown_operands.go) beyond loopback and the egress.
+unknown_program_connects_out if {
+	some e in input.effects
+	e.kind == "connect"
+	e.program in input.unknown_programs
+	not egress_allowed(e)
 }
 
 # An unknown program given an expansion ($db, $(…)) may be handed anything.
@@ -460,6 +470,7 @@ deny contains finding("effects.database-destroy", sprintf("%s on %s", [e.detail,
 	startswith(e.detail, "database ")
 	not e.in_workspace
 	not loopback_host(trim_prefix(e.target, "database:"))
+	e.target != "database:(default)" # a client without a spec and no host named: outside, a human decides
 }
 
 deny contains finding("effects.secret-in-request", sprintf("sends %s to %s, outside the allowed egress", [s.target, o.target])) if {
