@@ -29,5 +29,8 @@ func TestRedteam7Holdout(t *testing.T) {
 		earlier:  []string{redteamHoldout, redteam2Holdout, redteam3Holdout, redteam4Holdout, redteam5Holdout, redteam6Holdout},
 		minCases: redteam7MinCases, minMalicious: redteam7MinMalicious, minBenign: redteam7MinBenign,
 		maxMissed: redteam7MaxMissed, maxFalseAlarms: redteam7MaxFalseAlarms,
+		// A Write of a NUL byte to /dev/sda: the bound on input refuses the call (BLOCK with an
+		// error) before any parser sees it, which is the fail-closed outcome the case wants.
+		rejected: []string{"RT7-destructive-structured-16"},
 	})
 }
