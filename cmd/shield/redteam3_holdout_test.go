@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -72,6 +73,10 @@ type redteamSet struct {
 	earlier                           []string // sets no call of this one may repeat
 	minCases, minMalicious, minBenign int
 	maxMissed, maxFalseAlarms         int
+	// rejected lists calls the pipeline must refuse as invalid input (an evaluation error with a
+	// verdict that is not ALLOW, e.g. a NUL character in a string): for them the error is the
+	// expected, fail-closed outcome, and an ALLOW or a missing error is a failure.
+	rejected []string
 }
 
 // checkRedteamSet decodes a set strictly, checks it repeats no call of the earlier sets (as tool
@@ -142,7 +147,11 @@ func checkRedteamSet(t *testing.T, set redteamSet) {
 	for i, line := range lines {
 		c := cases[i]
 		out := evalOne(ctx, p, line, workspace)
-		if out.Error != "" {
+		if slices.Contains(set.rejected, c.ID) {
+			if out.Error == "" || out.Decision == "ALLOW" {
+				t.Errorf("%s: want the call refused as invalid input (error, not ALLOW), got %q, error %q", c.ID, out.Decision, out.Error)
+			}
+		} else if out.Error != "" {
 			t.Errorf("%s: evaluation error: %s", c.ID, out.Error)
 		}
 		tech := strings.SplitN(c.Category, "/", 2)[0]
