@@ -16,12 +16,12 @@ func TestUnknownOperands(t *testing.T) {
 	runEffectCases(t, []effectCase{
 		// 1. Hosts in operands.
 		{name: "host option value", cmd: "vsql -h vertica.corp.example -c 'select 1'", want: []fx{{kind: "connect", target: "vertica.corp.example"}}, unknown: []string{"vsql"}},
-		{name: "single-dash host option", cmd: "influx -host metrics.prod.internal -execute 'SHOW DATABASES'", want: []fx{{kind: "connect", target: "metrics.prod.internal"}}, unknown: []string{"influx"}},
+		{name: "single-dash host option", cmd: "monetdb-client -host metrics.prod.internal -execute 'SHOW DATABASES'", want: []fx{{kind: "connect", target: "metrics.prod.internal"}}, unknown: []string{"monetdb-client"}},
 		{name: "host=value option", cmd: "kcat --bootstrap-server=kafka.prod.internal:9092 -L", want: []fx{{kind: "connect", target: "kafka.prod.internal"}}, unknown: []string{"kcat"}},
 		{name: "connection URI", cmd: "pgcli postgresql://app@db.prod.internal:5432/app", want: []fx{{kind: "connect", target: "db.prod.internal"}}, unknown: []string{"pgcli"}},
 		{name: "jdbc URI", cmd: "sqlline -u jdbc:mysql://mysql.corp.example:3306/shop", want: []fx{{kind: "connect", target: "mysql.corp.example"}}, unknown: []string{"sqlline"}},
 		{name: "mongodb+srv URI", cmd: "mongoexport --uri mongodb+srv://u@cluster0.abcde.mongodb.net/shop -c orders", want: []fx{{kind: "connect", target: "cluster0.abcde.mongodb.net"}}, unknown: []string{"mongoexport"}},
-		{name: "connection string", cmd: "mssql-cli --connection 'Server=tcp:sql.corp.example,1433;Database=erp'", want: []fx{{kind: "connect", target: "sql.corp.example"}}, unknown: []string{"mssql-cli"}},
+		{name: "connection string", cmd: "dbisql --connection 'Server=tcp:sql.corp.example,1433;Database=erp'", want: []fx{{kind: "connect", target: "sql.corp.example"}}, unknown: []string{"dbisql"}},
 		{name: "host:port operand", cmd: "nats-top broker.internal:8222", want: []fx{{kind: "connect", target: "broker.internal"}}, unknown: []string{"nats-top"}},
 		{name: "bare dotted host operand", cmd: "scylla-shell cass.prod.internal", want: []fx{{kind: "connect", target: "cass.prod.internal"}}, unknown: []string{"scylla-shell"}},
 		{name: "file name is no host", cmd: "mytool main.py build.rs notes.md", not: []fx{{kind: "connect", target: "main.py"}, {kind: "connect", target: "build.rs"}, {kind: "connect", target: "notes.md"}}, unknown: []string{"mytool"}},
