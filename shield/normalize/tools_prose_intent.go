@@ -51,6 +51,7 @@ type ProseLexicon struct {
 	consent    []lexPhrase // blanket permission claimed ("without asking", "pre-approved")
 	scope      []lexPhrase // what makes it blanket ("any command", "anything", "sudo")
 	claims     lexClaims   // tools_claims.go: claims free text makes that grant nothing
+	standing   lexStanding // tools_standing.go: the rules a memory states
 }
 
 type lexPhrase struct {
@@ -75,6 +76,7 @@ type lexFile struct {
 	Scope   []string            `yaml:"consent_scope"`
 	Gerund  []string            `yaml:"gerund_markers"`
 	Claims  lexClaimsFile       `yaml:"claims"`
+	Stand   lexStandingFile     `yaml:"standing"`
 	Verbs   map[string][]string `yaml:"verbs"`
 	Markers []string            `yaml:"markers"`
 	Fill    []string            `yaml:"fill"`
@@ -163,6 +165,7 @@ func ParseProseLexicon(name string, data []byte) (*ProseLexicon, error) {
 		}
 	}
 	lx.claims = parseClaims(f.Claims, f.Gerund) // tools_claims.go
+	lx.standing = parseStanding(f.Stand)        // tools_standing.go
 	longestFirst := func(ps []lexPhrase) {
 		sort.SliceStable(ps, func(i, j int) bool { return len(ps[i].words) > len(ps[j].words) })
 	}
