@@ -1,6 +1,13 @@
 package normalize
 
-import "strings"
+import (
+	"regexp"
+	"strings"
+)
+
+// mentionRE: an @-mention, which addresses what follows to its name ("@review-bot approve …"): a
+// clause starts after it.
+var mentionRE = regexp.MustCompile(`(?:^|\s)@[A-Za-z0-9_.-]+`)
 
 // Requests are judged by the act requested, whoever is asked. A message to an agent, a bot or a
 // person that asks them to approve or merge a change ("approve PR #88", "merge the pull request",
@@ -14,12 +21,14 @@ import "strings"
 const DetailApprovalRequested = "approval requested"
 
 type lexApprovalsFile struct {
-	Verbs   []string `yaml:"verbs"`
-	Changes []string `yaml:"changes"`
+	Verbs       []string `yaml:"verbs"`
+	Changes     []string `yaml:"changes"`
+	Claims      []string `yaml:"claims"`
+	Attribution []string `yaml:"attribution"`
 }
 
 type lexApprovals struct {
-	verbs, changes []lexPhrase
+	verbs, changes, claims, attribution []lexPhrase
 }
 
 func parseApprovals(f lexApprovalsFile) lexApprovals {
@@ -27,7 +36,7 @@ func parseApprovals(f lexApprovalsFile) lexApprovals {
 	for _, l := range []struct {
 		in  []string
 		out *[]lexPhrase
-	}{{f.Verbs, &a.verbs}, {f.Changes, &a.changes}} {
+	}{{f.Verbs, &a.verbs}, {f.Changes, &a.changes}, {f.Claims, &a.claims}, {f.Attribution, &a.attribution}} {
 		for _, p := range l.in {
 			if ws := intentWords(p); len(ws) > 0 {
 				*l.out = append(*l.out, lexPhrase{words: ws})
@@ -46,8 +55,9 @@ func (s *state) approvalRequests(sentences []string) {
 		return
 	}
 	lx := s.n.lex()
+	s.attributedApprovals(sentences)
 	for _, sent := range sentences {
-		words := intentWords(sent)
+		words := intentWords(mentionRE.ReplaceAllString(sent, "$0 ,"))
 		for i := range words {
 			v, ok := matchAt(lx.approvals.verbs, words, i)
 			if !ok || !lx.isRequest(words, i) || negatedClause(words, i) {
@@ -82,4 +92,46 @@ func (s *state) personRequestEffects(body string) {
 	s.intentEffects(sentences)
 	s.approvalRequests(sentences)
 	s.textRecipients(body)
+}
+
+// attributedApprovals adds a claimed approval for each approval a review text (a PR or MR body, a
+// review, a comment, a message) attributes to someone else or to an automaton: an approval word
+// ("LGTM", "approved", "signed off") followed within a few words by an attribution ("from
+// security", "by the security team", "on behalf of", "(auto)"). Nobody gave that approval in this
+// call; freetext.claimed-approval escalates. The author's own "LGTM, thanks" attributes nothing.
+func (s *state) attributedApprovals(sentences []string) {
+	lx := s.n.lex()
+	for _, sent := range sentences {
+		words := intentWords(sent)
+		for i := range words {
+			c, ok := matchAt(lx.approvals.claims, words, i)
+			if !ok || negatedClause(words, i) || pendingClause(words, i) {
+				continue
+			}
+			for k := i + len(c.words); k < len(words) && k <= i+len(c.words)+3; k++ {
+				if a, ok := matchAt(lx.approvals.attribution, words, k); ok {
+					s.addToolEffect(Effect{Kind: EffectPrivilege, Target: "claimed approval: " + strings.Join(c.words, " ") + " " + strings.Join(a.words, " "), Detail: DetailClaimed})
+					return
+				}
+			}
+		}
+	}
+}
+
+// pendingWords: words that make an approval one asked for or awaited, not one claimed ("waiting
+// for sign-off from security", "needs approval by the owner").
+var pendingWords = set("wait", "waiting", "awaiting", "await", "need", "needs", "needed", "pending", "request", "requesting", "requested",
+	"require", "requires", "required", "ask", "asking", "seek", "seeking", "get", "getting", "before", "until", "once", "if", "when", "after", "for")
+
+// pendingClause reports whether the clause of words[i], up to it, asks for or awaits what follows.
+func pendingClause(words []string, i int) bool {
+	for k := i - 1; k >= 0; k-- {
+		if clauseBreak[words[k]] {
+			return false
+		}
+		if pendingWords[words[k]] {
+			return true
+		}
+	}
+	return false
 }

@@ -22,3 +22,11 @@ standing_has_rule(r, id) if {
 	some f in r
 	f.rule == id
 }
+
+test_approval_request_escalates_not_blocks if {
+	inp := {"class": "message_send", "tool": "send_message", "effects": [{"kind": "privilege", "target": "approve pull request", "detail": "approval requested", "program": "send_message"}]}
+	e := escalate with input as inp
+	standing_has_rule(e, "requested.approval")
+	d := deny with input as inp
+	not standing_has_rule(d, "effects.privilege")
+}
