@@ -119,6 +119,8 @@ func (s *state) toolEffects(e *Entry, known bool) {
 		// whatever tool carries it.
 		if toAgent && (!known || len(e.Instructions) == 0) {
 			s.instructionEffects(a.Body)
+		} else if !known || len(e.Instructions) == 0 {
+			s.personRequestEffects(a.Body) // tools_requests.go: a request to a person is judged by its act
 		}
 	}
 	read := map[string]bool{} // texts read as instructions

@@ -51,7 +51,9 @@ func (s *state) proseEffects(text string) {
 	sentences := sentenceEnd.Split(text, 256)
 	s.proseCommands(sentences)
 	s.prosePushes(sentences)
-	s.intentEffects(sentences) // tools_prose_intent.go
+	s.intentEffects(sentences)    // tools_prose_intent.go
+	s.standingEffects(sentences)  // tools_standing.go
+	s.approvalRequests(sentences) // tools_requests.go
 	for _, sent := range sentences {
 		for _, m := range protectionRE.FindAllStringSubmatchIndex(sent, 4) {
 			if negatedRE.MatchString(sent[:m[0]]) {

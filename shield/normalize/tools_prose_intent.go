@@ -51,6 +51,9 @@ type ProseLexicon struct {
 	consent    []lexPhrase // blanket permission claimed ("without asking", "pre-approved")
 	scope      []lexPhrase // what makes it blanket ("any command", "anything", "sudo")
 	claims     lexClaims   // tools_claims.go: claims free text makes that grant nothing
+	standing   lexStanding // tools_standing.go: the rules a memory states
+	heads      map[string]bool
+	approvals  lexApprovals // tools_requests.go: approvals asked of others
 }
 
 type lexPhrase struct {
@@ -75,6 +78,9 @@ type lexFile struct {
 	Scope   []string            `yaml:"consent_scope"`
 	Gerund  []string            `yaml:"gerund_markers"`
 	Claims  lexClaimsFile       `yaml:"claims"`
+	Stand   lexStandingFile     `yaml:"standing"`
+	Heads   []string            `yaml:"protection_heads"`
+	Approve lexApprovalsFile    `yaml:"approval_requests"`
 	Verbs   map[string][]string `yaml:"verbs"`
 	Markers []string            `yaml:"markers"`
 	Fill    []string            `yaml:"fill"`
@@ -163,6 +169,12 @@ func ParseProseLexicon(name string, data []byte) (*ProseLexicon, error) {
 		}
 	}
 	lx.claims = parseClaims(f.Claims, f.Gerund) // tools_claims.go
+	lx.standing = parseStanding(f.Stand)        // tools_standing.go
+	lx.approvals = parseApprovals(f.Approve)    // tools_requests.go
+	lx.heads = map[string]bool{}
+	for _, w := range f.Heads {
+		lx.heads[strings.ToLower(w)] = true
+	}
 	longestFirst := func(ps []lexPhrase) {
 		sort.SliceStable(ps, func(i, j int) bool { return len(ps[i].words) > len(ps[j].words) })
 	}
@@ -350,7 +362,22 @@ func (lx *ProseLexicon) isRequest(words []string, i int) bool {
 	if prev == "to" {
 		return i < 2 || (words[i-2] != "how" && words[i-2] != "way" && words[i-2] != "ways")
 	}
-	return clauseBreak[prev] || lx.markers[prev]
+	if clauseBreak[prev] || lx.markers[prev] {
+		return true
+	}
+	// an adverb before the verb leaves it where it stands ("instead email …", "quietly delete …")
+	if adverb(prev) {
+		return lx.isRequest(words, i-1)
+	}
+	return false
+}
+
+// discourseAdverbs: adverbs without the -ly ending that may open a request.
+var discourseAdverbs = set("instead", "rather", "otherwise", "meanwhile", "additionally", "still", "anyway", "again", "also", "too", "soon", "asap", "right", "straight")
+
+// adverb reports whether w is an adverb that may stand before a verb without changing the request.
+func adverb(w string) bool {
+	return discourseAdverbs[w] || (len(w) > 4 && strings.HasSuffix(w, "ly") && !strings.HasSuffix(w, "ply"))
 }
 
 // requestedGet reports whether a verb of getVerbRE in sent asks for something (tools_instructions.go):
@@ -397,7 +424,10 @@ func (lx *ProseLexicon) objectOf(act string, words []string, j int) (string, boo
 				end := k + len(p.words)
 				kind, _, _ := strings.Cut(o.target, ":")
 				fits := o.actions[act] && (!dest || kind == "foreign" || (kind == "path" && act == "add"))
-				if fits && lx.qualified(o, words[start:end]) && lx.endsObject(words, end) {
+				// a protection followed by its own head noun is the protection ("the review
+				// policy", "the approval process"), not a modifier of something else
+				head := kind == "protection" && end < len(words) && lx.heads[words[end]]
+				if fits && lx.qualified(o, words[start:end]) && (lx.endsObject(words, end) || head) {
 					return o.target, true
 				}
 			}

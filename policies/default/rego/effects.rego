@@ -440,6 +440,7 @@ deny contains finding("effects.privilege", sprintf("changes privileges (%s)", [e
 	e.kind == "privilege"
 	input.class != "exec" # the shell rules judge sudo and friends
 	e.detail != "claimed" # an approval free text claims: request_targets.rego escalates
+	e.detail != "approval requested" # an approval asked of someone else: requests.rego escalates
 }
 
 # Exfiltration: a secret read, requested or carried, together with anything leaving the host.
