@@ -14,7 +14,8 @@ import (
 // arguments ask for, read by the kind of field and the kind of value, not by tool name:
 //
 //   - a deletion (the tool's verb or an operation field) whose selector field holds a wildcard
-//     or "all" (delete_entities {entityNames: ["*"]}) destroys everything it reaches;
+//     or "all" in any field but its operation, steps or environment, or all: true
+//     (delete_entities {entityNames: ["*"]}) destroys everything it reaches;
 //   - an environment field naming production together with a destructive operation (migrate
 //     down, reset, drop, purge; "all" steps) destroys shared data;
 //   - a process field holding 1, 0 or a negative number (kill init, the process group, every
@@ -36,7 +37,6 @@ const EffectExpose = "expose"
 
 // Field-name classes (keys folded: lower case, '_' and '-' removed).
 var (
-	argSelectorKeys  = set("entitynames", "entities", "names", "name", "ids", "id", "keys", "key", "target", "targets", "pattern", "match", "selector", "scope", "filter", "items", "observations", "tables", "collections", "indices", "index", "namespaces", "memories", "memoryids")
 	argOperationKeys = set("direction", "action", "operation", "op", "command", "mode", "task", "verb", "method", "type", "subcommand")
 	argEnvKeys       = set("env", "environment", "stage", "targetenv", "targetenvironment", "deployenv", "tier", "context", "cluster", "profile", "database", "db", "target", "workspace")
 	argStepKeys      = set("steps", "step", "count", "to", "version", "target", "targetversion")
@@ -137,11 +137,16 @@ func argFalse(v any) bool {
 // argumentEffects derives the effects of a structured call's arguments (see the file comment).
 func (s *state) argumentEffects() {
 	a := s.act
-	switch a.Class {
-	case ClassExec, ClassFileRead, ClassFileList, ClassFileSearch, ClassFileWrite:
-		return // paths and commands are judged by the path and shell engines
+	if a.Class == ClassExec {
+		return // commands are judged by the shell engine
 	}
 	fields := argFields(a.Args)
+	s.forgeCredentialReads(fields)
+	s.remoteCredentialURLs()
+	switch a.Class {
+	case ClassFileRead, ClassFileList, ClassFileSearch, ClassFileWrite:
+		return // paths are judged by the path engine
+	}
 	if len(fields) == 0 {
 		return
 	}
@@ -173,7 +178,8 @@ func (s *state) argumentEffects() {
 		v := argString(f.value)
 		lv := strings.ToLower(v)
 		switch {
-		case argSelectorKeys[f.key] && deletes && !reads && argWildcardRE.MatchString(lv):
+		case deletes && !reads && (argWildcardRE.MatchString(lv) && !argOperationKeys[f.key] && !argStepKeys[f.key] && !argEnvKeys[f.key] ||
+			(f.key == "all" || f.key == "deleteall" || f.key == "everything") && argTrue(f.value)):
 			s.addToolEffect(Effect{Kind: EffectDelete, Target: "all " + f.key + " of " + tool, Detail: DetailArgument + " wildcard deletion"})
 		case argPIDKeys[f.key] && !reads:
 			if n, err := strconv.ParseFloat(v, 64); err == nil && n <= 1 {
@@ -202,7 +208,6 @@ func (s *state) argumentEffects() {
 		}
 		s.addToolEffect(Effect{Kind: EffectDelete, Target: "environment:" + production, Detail: d})
 	}
-	s.forgeCredentialReads(fields)
 }
 
 // forgeCredentialReads: a tool naming a repository (owner and repo) and a path reads that path
@@ -231,13 +236,37 @@ func (s *state) forgeCredentialReads(fields []argField) {
 	}
 	for _, p := range s.act.Paths {
 		kind := s.n.sens.classify(p.Clean)
-		if kind == "" {
-			// The forge path is relative to the repository's root, wherever the workspace is.
-			kind = s.n.sens.classify(path.Join(s.n.opt.Workspace, strings.TrimPrefix(p.Raw, "/")))
+		// The forge path is relative to the repository's root, which may be a project or a
+		// home directory (a dotfiles repository): a credential name in either table counts.
+		for _, root := range []string{s.n.opt.Workspace, s.n.opt.Home} {
+			if kind == "" && root != "" {
+				kind = s.n.sens.classify(path.Join(root, path.Clean("/"+p.Raw)))
+			}
 		}
 		if kind == "" || !hasKind(s.n.pathEffectKinds(kind), EffectSecret) {
 			continue
 		}
 		s.addToolEffect(Effect{Kind: EffectSecret, Target: "forge:" + where + ":" + p.Raw, Detail: DetailArgument + " forge file " + kind, Sensitive: true, Remote: where})
+	}
+}
+
+// remoteCredentialURLs: a request URL whose path names a credential file (a raw file of a
+// repository, a gist, a file a web server serves by mistake) reads that credential from the
+// remote host: a secret read whatever tool fetches it. The file names are the sensitive-path
+// tables, matched as if the URL path were a workspace path.
+func (s *state) remoteCredentialURLs() {
+	for _, u := range s.act.URLs {
+		if u.Role != URLRequest || u.Path == "" || u.Path == "/" || !specialSchemes[u.Scheme] || u.Scheme == "file" {
+			continue
+		}
+		p := u.Path
+		if len(p) > 1024 {
+			continue
+		}
+		kind := s.n.sens.classify(path.Join(s.n.opt.Workspace, path.Clean("/"+p)))
+		if kind == "" || !hasKind(s.n.pathEffectKinds(kind), EffectSecret) {
+			continue
+		}
+		s.addToolEffect(Effect{Kind: EffectSecret, Target: u.Host + u.Path, Detail: DetailArgument + " remote file " + kind, Sensitive: true, Remote: u.Host})
 	}
 }

@@ -37,3 +37,10 @@ deny contains finding("structured.forge-credential-read", sprintf("reads the cre
 	e.kind == "secret"
 	startswith(e.detail, "argument forge file")
 }
+
+# A request URL whose path names a credential file: the credential is read from that host.
+escalate contains finding("structured.remote-credential-file", sprintf("fetches the credential file %s", [e.target])) if {
+	some e in input.effects
+	e.kind == "secret"
+	startswith(e.detail, "argument remote file")
+}
