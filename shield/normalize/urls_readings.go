@@ -60,6 +60,9 @@ func otherReading(u URL) (alt, why string) {
 		auth = auth[:j]
 	}
 	if strings.ContainsAny(auth, "\t\r\n") {
+		if u.Host == "" {
+			return "(no host)", "with a control character in the authority"
+		}
 		return u.Host, "with a control character in the authority"
 	}
 	h, ok := curlHost(raw)
