@@ -46,6 +46,7 @@ var (
 	argVisibleKeys   = set("visibility", "acl", "access", "cannedacl", "privacy", "audience", "sharing", "sharewith")
 	argPublicFlags   = set("public", "ispublic", "publiclyaccessible", "publicaccess", "publicread", "anonymousaccess", "allowpublic")
 	argPrivateFlags  = set("private", "isprivate", "internal")
+	argSQLKeys       = set("sql", "statement", "statements", "query", "prehook", "posthook", "hook", "hooks", "initsql", "onrunstart", "onrunend", "ddl", "migration", "value")
 	argForgeOwner    = set("owner", "org", "organization", "namespace", "user", "workspace", "projectkey")
 	argForgeRepo     = set("repo", "repository", "reponame", "project", "projectid", "reposlug")
 )
@@ -195,6 +196,17 @@ func (s *state) argumentEffects() {
 			s.addToolEffect(Effect{Kind: EffectExpose, Target: tool, Detail: DetailArgument + " " + f.key + "=true"})
 		case argPrivateFlags[f.key] && !reads && argFalse(f.value) && !deletes:
 			s.addToolEffect(Effect{Kind: EffectExpose, Target: tool, Detail: DetailArgument + " " + f.key + "=false"})
+		}
+	}
+	// SQL in a field named for SQL (a settings hook, an init statement) of a tool that is not a
+	// database tool runs when the setting is used: judged as the statements it holds.
+	if a.Class == ClassConfigChange || a.Class == "agent_state" {
+		for _, f := range fields {
+			if v, ok := f.value.(string); ok && argSQLKeys[f.key] && startsAsSQL(v) {
+				for _, e := range sqlEffects(v, "database:"+tool, false) {
+					s.addToolEffect(e)
+				}
+			}
 		}
 	}
 	if production != "" && destroyOp != "" && !reads {

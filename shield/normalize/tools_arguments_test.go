@@ -49,6 +49,8 @@ var argumentCases = []struct {
 	{"templated drop", "dbt_run", map[string]any{"vars": `{'pre_hook': "{{ run_query('DROP SCHEMA analytics CASCADE') }}"}`}, EffectDelete, "database DROP SCHEMA"},
 	{"admin role update", "query_database", map[string]any{"query": "UPDATE users SET role='admin' WHERE email='x@mail.example'"}, EffectPrivilege, "database UPDATE that sets an administrative role or flag"},
 	{"viewer role update", "query_database", map[string]any{"query": "UPDATE users SET role='viewer' WHERE id=1"}, "", ""},
+	{"settings hook drops", "update_config", map[string]any{"key": "db.on_connect", "init_sql": "DROP TABLE sessions"}, EffectDelete, "database DROP TABLE"},
+	{"settings select", "set_config", map[string]any{"key": "report.query", "value": "SELECT count(*) FROM orders"}, "", ""},
 	{"literal that mentions delete", "run_sql", map[string]any{"sql": "INSERT INTO log(msg) VALUES ('delete from cache done')"}, "", ""},
 }
 
