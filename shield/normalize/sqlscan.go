@@ -454,6 +454,8 @@ func classifyStatement(t []sqlTok) []sqlFinding {
 			}
 			if word == "UPDATE" && isAccountTable(t, k+1) {
 				add(EffectPrivilege, "UPDATE of an account table")
+			} else if word == "UPDATE" && setsAdminColumn(t, k) { // sqlscan_roles.go
+				add(EffectPrivilege, "UPDATE that sets an administrative role or flag")
 			}
 			switch where := whereAt(t, k); {
 			case where < 0:

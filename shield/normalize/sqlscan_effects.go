@@ -22,6 +22,14 @@ func (s *state) databaseToolEffects() {
 	a := s.act
 	target := "database:" + a.Tool
 	texts := append([]string{a.Body}, a.Strings...)
+	// SQL held in quoted strings of an argument (dbt vars and hooks, Jinja run_query('…'), JSON
+	// or YAML values) is run too: each quoted body is read as SQL (sqlscan_roles.go).
+	// A literal inside a statement is data (the statement runners are read by sqlscan.go).
+	for _, t := range texts {
+		if !startsAsSQL(t) {
+			texts = append(texts, quotedBodies(t, 2)...)
+		}
+	}
 	for _, t := range texts {
 		if t == "" {
 			continue

@@ -131,6 +131,7 @@ func (s *state) structuredEffects() {
 		s.urlCredentialEffects(u)
 		s.urlDataEffects(u) // urls_nested.go: data carried in the target
 	}
+	s.urlReadingEffects() // urls_readings.go: hosts other clients read in the same URL
 	if a.Class == ClassExec {
 		return
 	}
