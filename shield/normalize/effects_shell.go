@@ -1302,10 +1302,11 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 				del = true
 			}
 		}
-		switch {
-		case force && leaseOnOwnBranch(pa, args, refs): // push_lease.go
-			details = append(details, detailLease)
-		case force:
+		if own := ownBranchRewrite(pa, args, refs, force, del); own != "" { // push_own_branch.go
+			details = append(details, own)
+			force, del = false, false
+		}
+		if force {
 			details = append(details, "force")
 		}
 		if del {
