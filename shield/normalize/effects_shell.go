@@ -793,6 +793,9 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 	if host := w.localEmulator(name, args, s.fx().curEnv); host != "" { // local_emulators.go
 		defer w.markLocalEmulator(len(s.act.Effects), host)
 	}
+	if loopbackScan(pa, name, args) { // loopback_scans.go
+		defer w.markLoopbackScan(len(s.act.Effects))
+	}
 	prevReach := w.reach
 	w.reach = reaching(pa) // reach.go: a recursive reader reads what lies under its directories
 	defer func() { w.reach = prevReach }()
