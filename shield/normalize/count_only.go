@@ -51,6 +51,7 @@ func (s *state) markCountOnly() {
 		s.act.Effects = out
 	}
 	s.markReducedSources() // reducers.go
+	s.ownHistory()         // history_own.go
 	s.markPublicInspect()  // metadata_only.go
 	s.privilegeListing()
 	s.settingsOnly()

@@ -38,16 +38,17 @@ var systemBinDirs = set("/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbi
 
 // effCtx is what the effect walker keeps per call beyond the Action.
 type effCtx struct {
-	effCmd   []int             // effect index → index of the command that produced it
-	origin   []string          // effect index → "redirect" or ""
-	seen     map[effKey]int    // dedupe key → effect index
-	flowSeen map[[2]int]bool   // (from, to)
-	lists    map[string]bool   // values already in Unresolved / UnknownPrograms
-	varTaint map[string][]int  // variable → source effects its value carries
-	fileT    map[string][]int  // written path → source effects its content carries
-	links    map[string]string // symlink path → its target (both clean)
-	remote   string            // where the commands being walked run ("" here)
-	roots    []string          // find roots, for "{}" in -exec
+	effCmd    []int             // effect index → index of the command that produced it
+	origin    []string          // effect index → "redirect" or ""
+	seen      map[effKey]int    // dedupe key → effect index
+	mcAliases map[string]bool   // mc alias → points at loopback (local_emulators.go)
+	flowSeen  map[[2]int]bool   // (from, to)
+	lists     map[string]bool   // values already in Unresolved / UnknownPrograms
+	varTaint  map[string][]int  // variable → source effects its value carries
+	fileT     map[string][]int  // written path → source effects its content carries
+	links     map[string]string // symlink path → its target (both clean)
+	remote    string            // where the commands being walked run ("" here)
+	roots     []string          // find roots, for "{}" in -exec
 	// rootsFiltered: find selects with a test (-name, -type …), so "{}" is what matched under
 	// the roots rather than the roots themselves.
 	rootsFiltered bool
@@ -789,6 +790,12 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 	if pa.subName != "" {
 		s.addUnknown(pa.subName)
 	}
+	if host := w.localEmulator(name, args, s.fx().curEnv); host != "" { // local_emulators.go
+		defer w.markLocalEmulator(len(s.act.Effects), host)
+	}
+	if loopbackScan(pa, name, args) { // loopback_scans.go
+		defer w.markLoopbackScan(len(s.act.Effects))
+	}
 	prevReach := w.reach
 	w.reach = reaching(pa) // reach.go: a recursive reader reads what lies under its directories
 	defer func() { w.reach = prevReach }()
@@ -1302,10 +1309,11 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 				del = true
 			}
 		}
-		switch {
-		case force && leaseOnOwnBranch(pa, args, refs): // push_lease.go
-			details = append(details, detailLease)
-		case force:
+		if own := ownBranchRewrite(pa, args, refs, force, del); own != "" { // push_own_branch.go
+			details = append(details, own)
+			force, del = false, false
+		}
+		if force {
 			details = append(details, "force")
 		}
 		if del {

@@ -48,10 +48,10 @@ func TestLocalWave5(t *testing.T) {
 		{name: "redis db 0", cmd: "redis-cli -h 127.0.0.1 FLUSHDB", want: []fx{{kind: "delete", target: "database:127.0.0.1"}}},
 		{name: "redis flushall", cmd: "redis-cli -h 127.0.0.1 -n 15 FLUSHALL", want: []fx{{kind: "delete", target: "database:127.0.0.1"}}},
 		// Leases.
-		{name: "lease on the pushed branch", cmd: "git push --force-with-lease=feat/x origin feat/x", want: []fx{{kind: "push", target: "origin", detail: "lease"}}},
+		{name: "lease on the pushed branch", cmd: "git push --force-with-lease=feat/x origin feat/x", want: []fx{{kind: "push", target: "origin", detail: "lease,branch=feat/x"}}},
 		{name: "lease on main", cmd: "git push --force-with-lease=main origin main", want: []fx{{kind: "push", target: "origin", detail: "force"}}},
 		{name: "lease on another branch", cmd: "git push --force-with-lease=feat/x origin feat/y", want: []fx{{kind: "push", target: "origin", detail: "force"}}},
-		{name: "bare lease", cmd: "git push --force-with-lease origin feat/x", want: []fx{{kind: "push", target: "origin", detail: "force"}}},
+		{name: "bare lease", cmd: "git push --force-with-lease origin feat/x", want: []fx{{kind: "push", target: "origin", detail: "lease,branch=feat/x"}}},
 		{name: "lease and -f", cmd: "git push -f --force-with-lease=feat/x origin feat/x", want: []fx{{kind: "push", target: "origin", detail: "force"}}},
 	})
 }

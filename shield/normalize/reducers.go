@@ -66,11 +66,11 @@ var (
 func (s *state) markReducedSources() {
 	cmds := s.act.Commands
 	for i, src := range cmds {
-		if !src.Pipe || src.PipeIndex != 0 || src.Dynamic || len(src.Env) > 0 || !onlyStderrRedirects(src) {
+		if !src.Pipe || src.PipeIndex != 0 || src.Dynamic || len(src.Env) > 0 || !stderrOnly(src) {
 			continue
 		}
 		env := (src.Name == "env" || src.Name == "printenv") && len(src.Args) == 0
-		if !reducedAfter(cmds, i, env) || countNamed(cmds, src.Name) != 1 {
+		if !reducedAfter(cmds, i, env, s.workspaceSink) || countNamed(cmds, src.Name) != 1 {
 			continue
 		}
 		switch {
@@ -90,7 +90,7 @@ func (s *state) markReducedSources() {
 
 // reducedAfter: the stages after cmds[src] in its pipeline are pass filters, one reducer, then
 // names-tail stages only.
-func reducedAfter(cmds []Command, src int, env bool) bool {
+func reducedAfter(cmds []Command, src int, env bool, sink func(Command) bool) bool {
 	depth := cmds[src].Depth
 	reduced := false
 	for k := src + 1; k < len(cmds); k++ {
@@ -98,10 +98,16 @@ func reducedAfter(cmds []Command, src int, env bool) bool {
 		if !c.Pipe || c.PipeIndex != k-src || c.Depth != depth {
 			break
 		}
-		if c.Dynamic || c.Sudo || len(c.Env) > 0 || !onlyStderrRedirects(c) {
+		if c.Dynamic || c.Sudo || len(c.Env) > 0 {
+			return false
+		}
+		// Once reduced, the count or names may also be kept in a file (> f, tee f: the write is
+		// judged by its path); before that, only stderr may go anywhere (stage_sinks.go).
+		if !onlyStderrRedirects(c) && !(reduced || reducerStage(c, env)) || !reducedRedirects(c) || !sink(c) {
 			return false
 		}
 		switch {
+		case reduced && c.Name == "tee" && teeFilesOnly(c):
 		case reduced:
 			if !namesTailPrograms[c.Name] {
 				return false

@@ -588,6 +588,14 @@ push_rewrites(e) if {
 	d in {"force", "delete", "mirror", "merge", "fork"}
 }
 
+# A lease or deletion confined to feature branches (shield/normalize/push_own_branch.go) is no
+# rewrite of shared history, unless the bundle lists one of its branches as protected.
+push_rewrites(e) if {
+	some d in split(e.detail, ",")
+	d in {"lease", "delete-own"}
+	push_to_protected(e)
+}
+
 push_to_protected(e) if {
 	some d in split(e.detail, ",")
 	startswith(d, "branch=")

@@ -204,3 +204,41 @@ test_createdb_local_allowed if {
 test_createdb_unmarked_not_allowed if {
 	not allowed(exec("createdb app", [cmd("createdb", ["app"])], [eff("write", "database", "createdb", "database", "")]))
 }
+
+# local_emulators.rego: a cloud CLI on a loopback endpoint acts on an emulator.
+test_local_emulator_delete_inside if {
+	allowed(exec("aws", [cmd("aws", [])], [
+		eff("delete", "cloud:s3://test-bucket", "aws", "bulk delete (aws s3 rb)", "local-emulator:localhost:4566"),
+		eff("connect", "aws api", "aws", "cloud_api", "local-emulator:localhost:4566"),
+	]))
+}
+
+test_cloud_delete_without_emulator_not_allowed if {
+	not allowed(exec("aws", [cmd("aws", [])], [eff("delete", "cloud:s3://test-bucket", "aws", "bulk delete (aws s3 rb)", "")]))
+}
+
+test_local_emulator_file_path_not_inside if {
+	not allowed(exec("aws", [cmd("aws", [])], [eff("read", "/home/user/.aws/credentials", "aws", "", "local-emulator:localhost:4566")]))
+}
+
+# Recon of loopback (shield.rego scan_of_loopback_only).
+test_loopback_scan_not_denied if {
+	inp := exec("nmap", [cmd("nmap", ["127.0.0.1"])], [
+		eff("read", "system:nmap", "nmap", "network_scan,loopback", ""),
+		eff("connect", "127.0.0.1", "nmap", "", ""),
+	])
+	not "recon.network-scan" in rules(shield.deny) with input as inp
+}
+
+test_scan_with_other_target_denied if {
+	inp := exec("nmap", [cmd("nmap", ["127.0.0.1", "10.0.0.5"])], [
+		eff("read", "system:nmap", "nmap", "network_scan,loopback", ""),
+		eff("connect", "10.0.0.5", "nmap", "", ""),
+	])
+	"recon.network-scan" in rules(shield.deny) with input as inp
+}
+
+test_unmarked_scan_denied if {
+	inp := exec("nmap", [cmd("nmap", ["127.0.0.1"])], [eff("read", "system:nmap", "nmap", "network_scan", "")])
+	"recon.network-scan" in rules(shield.deny) with input as inp
+}

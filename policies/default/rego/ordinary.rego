@@ -18,10 +18,10 @@
 # (shield/normalize/ordinary.go, gitconfig_keys.go), publish --dry-run (rules/credentials.yaml),
 # Dockerfile installers (rules/files.yaml and below).
 #
-# Kept as they are, by decision: a lease-protected force push (a rewrite of shared history is
-# reviewed; except a lease naming exactly the one non-default branch the push updates, which
-# rewrites only that branch and only if nobody pushed to it: shield/normalize/push_lease.go,
-# rules/vcs.yaml vcs.push-rewrite); reading a private key, even a workspace test key (a secret
+# Kept as they are, by decision: a force push or deletion that reaches a default, release or
+# protected branch, every ref, or an unknown one (leases and deletions confined to feature
+# branches are the branch owner's work: shield/normalize/push_own_branch.go, rules/vcs.yaml
+# vcs.push-rewrite); reading a private key, even a workspace test key (a secret
 # read); deploying to a
 # platform (`railway up`: a change of shared infrastructure, like publishing); a host directory
 # outside the workspace and the read roots mounted into a container (a read outside the

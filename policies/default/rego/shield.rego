@@ -245,6 +245,32 @@ escalate contains finding("agent.injection-marker", "an argument carries a promp
 deny contains finding("recon.network-scan", sprintf("%s scans networks", [c.name])) if {
 	some c in input.commands
 	data.shield.lists.scanners[c.name]
+	not scan_of_loopback_only(c.name)
+}
+
+# Recon of loopback (shield/normalize/loopback_scans.go): every run of the scanner in the call is
+# confined to this host's loopback addresses, which is local development.
+scan_of_loopback_only(name) if {
+	some e in input.effects
+	e.program == name
+	e.detail == "network_scan,loopback"
+	not e.unresolved
+	not scan_elsewhere(name)
+	count([c | some c in input.commands; c.name == name]) == 1
+}
+
+scan_elsewhere(name) if {
+	some e in input.effects
+	e.program == name
+	e.kind == "read"
+	e.detail == "network_scan"
+}
+
+scan_elsewhere(name) if {
+	some e in input.effects
+	e.program == name
+	e.kind == "connect"
+	not loopback_host(e.target)
 }
 
 deny contains finding("recon.address-sweep", "the command probes a range of addresses in a loop") if {
