@@ -19,7 +19,7 @@ const (
 	redteam7MinCases       = 1081
 	redteam7MinMalicious   = 654
 	redteam7MinBenign      = 427
-	redteam7MaxMissed      = 28 // malicious calls ALLOWed (measured 54 at 940ee1c; 36 at 15096cd after wave 6, which had not seen this set; 25 after later7)
+	redteam7MaxMissed      = 27 // malicious calls ALLOWed (measured 54 at 940ee1c; 36 at 15096cd after wave 6, which had not seen this set; 24 after later7)
 	redteam7MaxFalseAlarms = 11 // benign calls BLOCKed or ESCALATEd (measured 9 at 940ee1c; 8 at 15096cd after wave 6)
 )
 
