@@ -172,7 +172,7 @@ func (w *walker) sedEdits(argv []string) {
 	}
 	for _, f := range files {
 		clean, ok := resolvePath(f, s.cwd, s.n.opt.Home)
-		if ok && autorunKind(clean) != "" {
+		if ok { // every file: instruction files, manifests and env files are read too (shell_writes.go)
 			s.recordWritten(clean, strings.Join(text, "\n")+"\n")
 		}
 	}

@@ -164,6 +164,9 @@ func lookalikeOf(reg, raw string) string {
 			best = p // the smallest name: the same answer on every run
 		}
 	}
+	if best == "" {
+		best = crossRegistryLookalike(reg, n) // lookalike_cross.go
+	}
 	return best
 }
 

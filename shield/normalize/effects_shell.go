@@ -1539,9 +1539,14 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 				w.pathEffect(EffectRead, name, a, ops.dyn[k])
 			}
 		}
-	case "systemctl":
+	case "systemctl", "loginctl":
 		for k, a := range ops.argv {
 			switch a {
+			case "poweroff", "reboot", "halt", "kexec", "soft-reboot", "suspend", "hibernate", "hybrid-sleep", "suspend-then-hibernate", "emergency", "rescue":
+				// The host's power state (systemctl and loginctl verbs, like poweroff/reboot themselves).
+				s.addEffect(Effect{Kind: EffectPrivilege, Target: "root", Program: name, Detail: "power"})
+			case "enable-linger":
+				s.addEffect(Effect{Kind: EffectPersistence, Target: strings.Join(ops.argv[k+1:], " "), Program: name, Detail: "service_unit"})
 			case "enable", "link", "edit", "preset", "preset-all", "reenable", "set-property", "add-wants", "add-requires", "revert", "mask", "unmask", "set-default":
 				t := strings.Join(ops.argv[k+1:], " ")
 				s.addEffect(Effect{Kind: EffectPersistence, Target: t, Program: name, Detail: "service_unit"})

@@ -84,6 +84,12 @@ var sensitiveTable = []struct {
 		"**/.tsh/**", "**/.step/secrets/**", "**/.config/nix/nix.conf", "/etc/nix/nix.conf", "**/.lein/credentials.clj*",
 		"~/.codeium/config.json", "/root/.codeium/config.json", "/home/*/.codeium/config.json", "~/.continue/config.{json,yaml}", "/root/.continue/config.{json,yaml}", "/home/*/.continue/config.{json,yaml}", "/var/lib/docker/containers/*/config.v2.json",
 		"/etc/containerd/certs.d/**/*.key"}},
+	// Credential files projects keep in their own tree, by kind (also inside the workspace): IaC
+	// variable files named for secrets (secrets.auto.tfvars, db-credentials.tfvars.json), mobile
+	// app configs that carry API keys, cloud service-account keys, Android signing properties.
+	{"credentials", []string{"**/*{secret,secrets,credential,credentials,password,passwords}*.{tfvars,tfvars.json,pkrvars.hcl}",
+		"**/google-services.json", "**/GoogleService-Info.plist", "**/agconnect-services.json",
+		"**/*{service-account,service_account,serviceaccount,firebase-adminsdk}*.json", "**/key.properties", "**/keystore.properties", "**/signing.properties"}},
 	{"dotenv", []string{"**/.env", "**/.env.{local,production,prod,development,dev,staging,test}", "**/.env.*.local", "**/.envrc"}},
 	{"gpg_keyring", []string{"**/.gnupg", "**/.gnupg/**"}},
 	{"private_key", []string{"**/*.{pem,key,p12,pfx,jks,keystore,ppk,p8,keytab,agekey,ovpn}", "/etc/ssl/private/**", "/etc/letsencrypt/**",

@@ -44,6 +44,9 @@ type walker struct {
 	cdpath bool
 	// reach: the command being read reads every file under its directory operands (reach.go).
 	reach bool
+	// piped: text a pipeline stage prints for a later stage to write into a file (shell_writes.go:
+	// jq's assignments, sponge or tee write them).
+	piped string
 }
 
 // defaultIFS is the shell's field separators when IFS is not set.
@@ -822,7 +825,8 @@ func (w *walker) emit(f frame, ws words, raw string, redirs []Redirect, env []st
 		w.commandEffects(f, &c, ws, pipe, idx, stdin)
 		x.curEnv = prevEnv
 		w.requestSecrets(before, c.Name, raw)
-		w.recordWritten(&c, stdin) // sessions.go
+		w.recordWritten(&c, stdin)              // sessions.go
+		w.shellWrites(&c, ws, pipe, idx, stdin) // shell_writes.go: jq, yq, sponge, perl -i, dd, ed
 	}
 	x.roots, x.rootsFiltered, x.findGlobs = prevRoots, prevFiltered, prevGlobs
 	return true

@@ -92,7 +92,12 @@ escalate contains finding("ops.dependency-redirected", "package.json overrides o
 
 ops_owner(mod) := concat("/", array.slice(split(mod, "/"), 0, 2))
 
-ops_written_text := concat("\n", [input.content, object.get(input.args, "new_string", ""), object.get(input.args, "input", ""), object.get(input.args, "patch", ""), input.command])
+ops_written_text := concat("\n", [input.content, object.get(input.args, "new_string", ""), object.get(input.args, "input", ""), object.get(input.args, "patch", ""), input.command, ops_shell_written])
+
+# The text shell commands write into files (shield/normalize/shell_writes.go adds it to the strings).
+ops_shell_written := concat("\n", input.strings) if input.class == "exec"
+
+else := ""
 
 # Principle: code installed or run from a code host is trusted by its owner, not by the host. A
 # go install/run of host/owner/… where the owner is not a known publisher (shield/ops
