@@ -113,11 +113,7 @@ func autorunCommands(kind, content string) []string {
 			if kind == autorunNPM {
 				src, _ = doc["scripts"].(map[string]any)
 			}
-			keys := make([]string, 0, len(src))
-			for k := range src {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
+			keys := sortedKeys(src)
 			for _, k := range keys {
 				v := src[k]
 				if kind == autorunDevc && !strings.HasSuffix(strings.ToLower(k), "command") {
@@ -479,7 +475,7 @@ func installHost(t string) string {
 }
 
 // sortedKeys: the keys of m in order, so effects come out the same on every run.
-func sortedKeys(m map[string]string) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)

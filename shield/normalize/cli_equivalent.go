@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"sort"
 	"strings"
 	"unicode"
 )
@@ -205,11 +204,7 @@ var cliBuilders = map[string]func(*cliWords){
 		w.need("service_name")
 		w.need("operation_name")
 		if p, ok := w.args["parameters"].(map[string]any); ok {
-			keys := make([]string, 0, len(p))
-			for k := range p {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
+			keys := sortedKeys(p)
 			for _, k := range keys {
 				w.lit("--" + cliQuote(kebab(k)))
 				switch x := p[k].(type) {
@@ -386,11 +381,7 @@ func (w *cliWords) rest(keys ...string) {
 				w.word(s)
 			}
 		case map[string]any:
-			keys := make([]string, 0, len(x))
-			for k := range x {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
+			keys := sortedKeys(x)
 			for _, k := range keys {
 				w.word(k)
 				if s, ok := x[k].(string); ok {

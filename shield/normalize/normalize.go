@@ -525,11 +525,7 @@ func (s *state) collectStrings(args map[string]any) {
 		case string:
 			s.act.Strings = append(s.act.Strings, x)
 		case map[string]any:
-			keys := make([]string, 0, len(x))
-			for k := range x {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
+			keys := sortedKeys(x)
 			for _, k := range keys {
 				walk(x[k], depth+1)
 			}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"path"
 	"regexp"
-	"sort"
 	"strings"
 )
 
@@ -110,11 +109,7 @@ func renderDoc(clean string, doc map[string]any) string {
 		}
 		switch x := v.(type) {
 		case map[string]any:
-			keys := make([]string, 0, len(x))
-			for k := range x {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
+			keys := sortedKeys(x)
 			for _, k := range keys {
 				walk(k, x[k], depth+1)
 			}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"path"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -86,11 +85,7 @@ func argFields(args map[string]any) []argField {
 		}
 		switch x := v.(type) {
 		case map[string]any:
-			keys := make([]string, 0, len(x))
-			for k := range x {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
+			keys := sortedKeys(x)
 			for _, k := range keys {
 				walk(foldKey(k), x[k], depth+1)
 			}
