@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/metrics"
 	"github.com/open-policy-agent/opa/v1/rego"
 	"github.com/open-policy-agent/opa/v1/storage"
 	"github.com/open-policy-agent/opa/v1/storage/inmem"
@@ -52,6 +53,9 @@ type Engine struct {
 	// and the prefix/suffix tries of strings.any_prefix_match / any_suffix_match (see
 	// builtinValueCacheEntries).
 	values cache.InterQueryValueCache
+	// vocab holds a shared term for each string the served modules and the data name (input.go
+	// uses them for equal strings of the input instead of allocating its own).
+	vocab map[string]*ast.Term
 }
 
 // builtinValueCacheEntries bounds the engine's cache of built-in state. Without a cache of its
@@ -205,6 +209,7 @@ func (p *Parsed) PrepareOptions(opt Options) (*Engine, error) {
 	for _, f := range files {
 		opts = append(opts, rego.ParsedModule(served[f]))
 	}
+	e.vocab = vocabulary(served, p.Data)
 	ctx, cancel := context.WithTimeout(context.Background(), compileTimeout)
 	defer cancel()
 	pq, err := rego.New(opts...).PrepareForEval(ctx)
@@ -246,7 +251,22 @@ func (e *Engine) Evaluate(ctx context.Context, in *shield.Input) (shield.Result,
 			return shield.Result{}, nil // no decision rule can fire: the decision is empty
 		}
 	}
-	input, err := inputValue(in.Action, in.Call, e.keep)
+	return e.run(ctx, in, bits)
+}
+
+// noMetrics is the metrics of every evaluation: OPA otherwise allocates a fresh set (and a timer
+// per stage) for each evaluation, which nothing reads.
+var noMetrics = metrics.NoOp()
+
+// resultTerm keeps a result as the term the evaluation produced: decodeTerm reads the decision
+// document as Rego values, with no conversion to Go maps and slices first (OPA's default
+// converts every set, object and string of the document).
+func resultTerm(t *ast.Term, _ *rego.EvalContext) (any, error) { return t, nil }
+
+// run evaluates the prepared query on the call's input with the given gate bits (nil: no
+// gates) and decodes the decision document.
+func (e *Engine) run(ctx context.Context, in *shield.Input, bits []bool) (shield.Result, error) {
+	input, err := buildInput(in.Action, in.Call, e.keep, e.vocab)
 	if err != nil {
 		return shield.Result{}, fmt.Errorf("%w: input: %w", ErrEvaluation, err)
 	}
@@ -263,7 +283,8 @@ func (e *Engine) Evaluate(ctx context.Context, in *shield.Input) (shield.Result,
 	}
 	var rs rego.ResultSet
 	eval := func() {
-		rs, err = e.pq.Eval(ectx, rego.EvalParsedInput(input), rego.EvalExternalCancel(cancel), rego.EvalInterQueryBuiltinValueCache(e.values))
+		rs, err = e.pq.Eval(ectx, rego.EvalParsedInput(input), rego.EvalExternalCancel(cancel),
+			rego.EvalInterQueryBuiltinValueCache(e.values), rego.EvalMetrics(noMetrics), rego.EvalGenerateJSON(resultTerm))
 	}
 	if e.inline {
 		eval()
@@ -283,7 +304,11 @@ func (e *Engine) Evaluate(ctx context.Context, in *shield.Input) (shield.Result,
 	if len(rs) > 1 || len(rs[0].Expressions) > 1 {
 		return shield.Result{}, fmt.Errorf("%w: %s has %d results", ErrEvaluation, Query, len(rs))
 	}
-	return decode(rs[0].Expressions[0].Value)
+	t, ok := rs[0].Expressions[0].Value.(*ast.Term)
+	if !ok {
+		return decode(rs[0].Expressions[0].Value)
+	}
+	return decodeTerm(t.Value)
 }
 
 var decisionKeys = []struct {

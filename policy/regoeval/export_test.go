@@ -45,12 +45,7 @@ func (e *Engine) EvalBitsForTest(ctx context.Context, in *shield.Input, force fu
 	for i, g := range e.gates {
 		bits[i] = force(i, g.Holds(in.Action))
 	}
-	input, err := inputValue(in.Action, in.Call, e.keep)
-	if err != nil {
-		return err
-	}
-	input.(ast.Object).Insert(key(gateInputKey), gateTerm(bits))
-	_, err = e.pq.Eval(ctx, rego.EvalParsedInput(input), rego.EvalInterQueryBuiltinValueCache(e.values))
+	_, err := e.run(ctx, in, bits)
 	return err
 }
 

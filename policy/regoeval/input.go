@@ -1,6 +1,8 @@
 package regoeval
 
 import (
+	"sort"
+
 	"github.com/open-policy-agent/opa/v1/ast"
 
 	"github.com/shieldsec/shield/shield"
@@ -16,6 +18,14 @@ func InputValue(a *normalize.Action, call *shield.Call) (ast.Value, error) {
 
 // inputValue is InputValue with only the top-level keys keep holds (nil: every key).
 func inputValue(a *normalize.Action, call *shield.Call, keep map[string]bool) (ast.Value, error) {
+	return buildInput(a, call, keep, nil)
+}
+
+// buildInput is inputValue with a vocabulary: strings of the input found in vocab are its
+// shared terms (see Engine.vocab), others are allocated from the builder's slab.
+func buildInput(a *normalize.Action, call *shield.Call, keep map[string]bool, vocab map[string]*ast.Term) (ast.Value, error) {
+	b := &inputBuilder{vocab: vocab}
+	str, strs := b.str, b.strs
 	want := func(k string) bool { return keep == nil || keep[k] }
 	items := make([][2]*ast.Term, 0, 23)
 	add := func(k string, f func() *ast.Term) {
@@ -60,7 +70,7 @@ func inputValue(a *normalize.Action, call *shield.Call, keep map[string]bool) (a
 		}
 		cmds := make([]*ast.Term, len(a.Commands))
 		for i := range a.Commands {
-			cmds[i] = ast.NewTerm(commandValue(&a.Commands[i]))
+			cmds[i] = ast.NewTerm(b.commandValue(&a.Commands[i]))
 		}
 		return ast.ArrayTerm(cmds...)
 	})
@@ -162,7 +172,7 @@ func inputValue(a *normalize.Action, call *shield.Call, keep map[string]bool) (a
 		if len(cc.Labels) > 0 {
 			o := ast.NewObjectWithCapacity(len(cc.Labels))
 			for k, v := range cc.Labels {
-				o.Insert(ast.StringTerm(k), ast.StringTerm(v))
+				o.Insert(b.term(k), b.term(v))
 			}
 			labels = ast.NewTerm(o)
 		}
@@ -177,7 +187,8 @@ func inputValue(a *normalize.Action, call *shield.Call, keep map[string]bool) (a
 	return ast.NewObject(items...), nil
 }
 
-func commandValue(c *normalize.Command) ast.Value {
+func (b *inputBuilder) commandValue(c *normalize.Command) ast.Value {
+	str, strs := b.str, b.strs
 	redirs := ast.InternedEmptyArray
 	if len(c.Redirects) > 0 {
 		rs := make([]*ast.Term, len(c.Redirects))
@@ -229,19 +240,108 @@ func key(k string) *ast.Term {
 	return ast.StringTerm(k)
 }
 
-func str(k, v string) [2]*ast.Term { return [2]*ast.Term{key(k), ast.InternedTerm(v)} }
+// inputBuilder builds one input. Its strings come from the vocabulary when they are in it
+// (shared terms, never modified: OPA never modifies the terms of an input, as it shares
+// interned ones) and otherwise from a slab of terms allocated a chunk at a time, so that a string
+// costs one allocation (its value) instead of two.
+type inputBuilder struct {
+	vocab map[string]*ast.Term
+	slab  []ast.Term
+}
+
+// slabChunk is the number of terms one allocation of the slab holds.
+const slabChunk = 64
+
+func (b *inputBuilder) term(s string) *ast.Term {
+	if t, ok := b.vocab[s]; ok {
+		return t
+	}
+	if len(s) == 0 {
+		return ast.InternedTerm(s)
+	}
+	if len(b.slab) == 0 {
+		b.slab = make([]ast.Term, slabChunk)
+	}
+	t := &b.slab[0]
+	b.slab = b.slab[1:]
+	t.Value = ast.String(s)
+	return t
+}
+
+func (b *inputBuilder) str(k, v string) [2]*ast.Term { return [2]*ast.Term{key(k), b.term(v)} }
 
 func boolean(k string, v bool) [2]*ast.Term { return [2]*ast.Term{key(k), ast.InternedTerm(v)} }
 
 func num(k string, v int) [2]*ast.Term { return [2]*ast.Term{key(k), ast.InternedTerm(v)} }
 
-func strs(k string, l []string) [2]*ast.Term {
+func (b *inputBuilder) strs(k string, l []string) [2]*ast.Term {
 	if len(l) == 0 {
 		return [2]*ast.Term{key(k), ast.InternedEmptyArray}
 	}
 	terms := make([]*ast.Term, len(l))
 	for i, s := range l {
-		terms[i] = ast.InternedTerm(s)
+		terms[i] = b.term(s)
 	}
 	return [2]*ast.Term{key(k), ast.ArrayTerm(terms...)}
+}
+
+// Bounds of an engine's vocabulary: strings longer than maxVocabString are rarely repeated
+// whole in an input, and a bundle with many strings keeps only the first maxVocab.
+const (
+	maxVocab       = 1 << 14
+	maxVocabString = 128
+)
+
+// vocabulary collects the string constants of the served modules and the strings of the data
+// (keys and values), as shared terms: the effect kinds, classes, roles, program names and hosts
+// the rules compare the input with are the strings an input most often holds.
+func vocabulary(mods map[string]*ast.Module, data map[string]any) map[string]*ast.Term {
+	v := map[string]*ast.Term{}
+	add := func(s string) {
+		if len(s) == 0 || len(s) > maxVocabString || len(v) >= maxVocab {
+			return
+		}
+		if _, ok := v[s]; !ok {
+			v[s] = ast.StringTerm(s)
+		}
+	}
+	files := make([]string, 0, len(mods))
+	for f := range mods {
+		files = append(files, f)
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		ast.WalkTerms(mods[f], func(t *ast.Term) bool {
+			if s, ok := t.Value.(ast.String); ok {
+				add(string(s))
+			}
+			return false
+		})
+	}
+	var walk func(x any, depth int)
+	walk = func(x any, depth int) {
+		if depth > 32 || len(v) >= maxVocab {
+			return
+		}
+		switch x := x.(type) {
+		case string:
+			add(x)
+		case map[string]any:
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				add(k)
+				walk(x[k], depth+1)
+			}
+		case []any:
+			for _, y := range x {
+				walk(y, depth+1)
+			}
+		}
+	}
+	walk(data, 0)
+	return v
 }

@@ -124,3 +124,50 @@ func TestInputMatchesJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestInputVocabulary: an input built with a vocabulary (shared terms for the strings the
+// modules and data name) equals the one built without, whatever the vocabulary holds; a
+// vocabulary holds no empty or over-long string and stops at its bound.
+func TestInputVocabulary(t *testing.T) {
+	a := richAction()
+	call := &shield.Call{Context: shield.CallContext{SessionID: "s", Labels: map[string]string{"team": "exec", "exec": "x"}}}
+	plain, err := InputValue(a, call)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mods := map[string]*ast.Module{"a.rego": ast.MustParseModule(`package shield
+x if input.class == "exec"
+y if input.commands[_].name in {"curl", "sh", "/w"}`)}
+	data := map[string]any{"lists": map[string]any{"curl": true, "hosts": []any{"169.254.169.254", "", string(make([]byte, 500))}}}
+	vocab := vocabulary(mods, data)
+	for _, s := range []string{"exec", "curl", "sh", "/w", "169.254.169.254", "hosts", "lists", "shield"} {
+		if vocab[s] == nil {
+			t.Errorf("vocabulary lacks %q", s)
+		}
+	}
+	for s := range vocab {
+		if s == "" || len(s) > maxVocabString {
+			t.Errorf("vocabulary holds %d bytes", len(s))
+		}
+	}
+	got, err := buildInput(a, call, nil, vocab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Compare(plain) != 0 {
+		t.Fatalf("input with vocabulary differs:\n%v\nwant\n%v", got, plain)
+	}
+	// A vocabulary term is shared, never the input's own: the command's name is the same term.
+	obj := got.(ast.Object)
+	name := obj.Get(ast.StringTerm("commands")).Value.(*ast.Array).Elem(0).Value.(ast.Object).Get(ast.StringTerm("name"))
+	if name != vocab["curl"] {
+		t.Errorf("commands[0].name is not the vocabulary's term")
+	}
+	big := map[string]any{}
+	for i := range maxVocab + 10 {
+		big[string(rune('a'+i%26))+string(rune(i))] = true
+	}
+	if n := len(vocabulary(nil, big)); n != maxVocab {
+		t.Errorf("vocabulary of %d strings holds %d, want the bound %d", len(big)*1, n, maxVocab)
+	}
+}
