@@ -326,7 +326,8 @@ func decode(v any) (shield.Result, error) {
 	if !ok {
 		return shield.Result{}, fmt.Errorf("%w: %s is %T, want an object", ErrEvaluation, Query, v)
 	}
-	for k := range obj {
+	// Keys in order, so that a document with several faults always reports the same one.
+	for _, k := range sortedKeys(obj) {
 		switch k {
 		case "deny", "escalate", "allow":
 		default:
@@ -350,7 +351,8 @@ func decode(v any) (shield.Result, error) {
 				return shield.Result{}, fmt.Errorf("%w: %s.%s[%d] is %T, want an object", ErrEvaluation, Query, dk.key, i, item)
 			}
 			f := shield.Finding{Decision: dk.d, Confidence: 1}
-			for k, x := range m {
+			for _, k := range sortedKeys(m) {
+				x := m[k]
 				s, ok := x.(string)
 				if !ok {
 					return shield.Result{}, fmt.Errorf("%w: %s.%s[%d].%s is %T, want a string", ErrEvaluation, Query, dk.key, i, k, x)
@@ -375,6 +377,16 @@ func decode(v any) (shield.Result, error) {
 		sort.SliceStable(part, func(i, j int) bool { return part[i].Rule < part[j].Rule })
 	}
 	return res, nil
+}
+
+// sortedKeys returns the keys of m in increasing order.
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // ProblemsOf returns the problems of a Compile error (for linters).
