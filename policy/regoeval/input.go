@@ -168,6 +168,9 @@ func buildInput(a *normalize.Action, call *shield.Call, keep map[string]bool, vo
 		if call != nil {
 			cc = call.Context
 		}
+		if cc.SessionID == "" && cc.AgentID == "" && cc.Runtime == "" && cc.Caller == "" && len(cc.Labels) == 0 {
+			return emptyContext // shared, never modified (as OPA's interned terms)
+		}
 		labels := ast.InternedEmptyObject
 		if len(cc.Labels) > 0 {
 			o := ast.NewObjectWithCapacity(len(cc.Labels))
@@ -213,6 +216,15 @@ func (b *inputBuilder) commandValue(c *normalize.Command) ast.Value {
 		strs("env", c.Env),
 	)
 }
+
+// emptyContext is input.context of a call without context: every field empty.
+var emptyContext = ast.ObjectTerm(
+	[2]*ast.Term{ast.StringTerm("session_id"), ast.InternedTerm("")},
+	[2]*ast.Term{ast.StringTerm("agent_id"), ast.InternedTerm("")},
+	[2]*ast.Term{ast.StringTerm("runtime"), ast.InternedTerm("")},
+	[2]*ast.Term{ast.StringTerm("caller"), ast.InternedTerm("")},
+	[2]*ast.Term{ast.StringTerm("labels"), ast.InternedEmptyObject},
+)
 
 // keyTerms holds one shared, never-modified term per object key of the input, so that building
 // an input allocates only for values.

@@ -74,6 +74,9 @@ func TestInputMatchesJSON(t *testing.T) {
 	}{
 		{"rich", richAction(), &shield.Call{Context: shield.CallContext{SessionID: "s", AgentID: "a", Runtime: "r", Caller: "c", Labels: map[string]string{"k": "v"}}}},
 		{"zero", &normalize.Action{}, nil},
+		{"empty context", richAction(), &shield.Call{}},
+		{"caller only", richAction(), &shield.Call{Context: shield.CallContext{Caller: "c"}}},
+		{"labels only", richAction(), &shield.Call{Context: shield.CallContext{Labels: map[string]string{"k": "v"}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			raw, err := json.Marshal(tc.a)
