@@ -1,6 +1,7 @@
 package regoeval
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/open-policy-agent/opa/v1/ast"
@@ -200,10 +201,11 @@ func (b *inputBuilder) commandValue(c *normalize.Command) ast.Value {
 		}
 		redirs = ast.ArrayTerm(rs...)
 	}
+	args, argv := b.args(c)
 	return ast.NewObject(
 		str("name", c.Name),
-		strs("args", c.Args),
-		strs("argv", c.Argv),
+		args,
+		argv,
 		str("raw", c.Raw),
 		num("depth", c.Depth),
 		str("via", c.Via),
@@ -295,6 +297,24 @@ func (b *inputBuilder) strs(k string, l []string) [2]*ast.Term {
 		terms[i] = b.term(s)
 	}
 	return [2]*ast.Term{key(k), ast.ArrayTerm(terms...)}
+}
+
+// args returns the command's args and argv items. When argv is the name followed by the
+// arguments (the usual case) its terms after the first are the arguments' own (equal strings, one
+// allocation each instead of two), in a slice of its own: neither array shares the other's
+// storage.
+func (b *inputBuilder) args(c *normalize.Command) (args, argv [2]*ast.Term) {
+	args = b.strs("args", c.Args)
+	if len(c.Argv) != len(c.Args)+1 || len(c.Args) == 0 || !slices.Equal(c.Argv[1:], c.Args) {
+		return args, b.strs("argv", c.Argv)
+	}
+	terms := make([]*ast.Term, len(c.Argv))
+	terms[0] = b.term(c.Argv[0])
+	a := args[1].Value.(*ast.Array)
+	for i := range c.Args {
+		terms[i+1] = a.Elem(i)
+	}
+	return args, [2]*ast.Term{key("argv"), ast.ArrayTerm(terms...)}
 }
 
 // Bounds of an engine's vocabulary: strings longer than maxVocabString are rarely repeated

@@ -77,6 +77,13 @@ func TestInputMatchesJSON(t *testing.T) {
 		{"empty context", richAction(), &shield.Call{}},
 		{"caller only", richAction(), &shield.Call{Context: shield.CallContext{Caller: "c"}}},
 		{"labels only", richAction(), &shield.Call{Context: shield.CallContext{Labels: map[string]string{"k": "v"}}}},
+		// argv other than the name and the arguments: its own terms, not the arguments'.
+		{"argv apart", &normalize.Action{Commands: []normalize.Command{
+			{Name: "rm", Args: []string{"-r", "x"}, Argv: []string{"sudo", "rm", "-r"}},
+			{Name: "ls", Args: []string{"a"}, Argv: []string{"ls", "b"}},
+			{Name: "id", Argv: []string{"id"}},
+			{Name: "cp", Args: []string{"a", "b"}, Argv: []string{"cp", "a", "b"}},
+		}}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			raw, err := json.Marshal(tc.a)
