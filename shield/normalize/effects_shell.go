@@ -1370,6 +1370,9 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 		}
 		w.pathEffect(EffectWrite, "git", dest, len(ops.dyn) > 1 && ops.dyn[1])
 	case "gitconfig":
+		if k, ok := gitConfigSecretQuery(pa, ops); ok { // config_queries.go
+			s.addEffect(Effect{Kind: EffectSecret, Target: "git config " + k, Program: "git", Detail: "config_key"})
+		}
 		if len(ops.argv) >= 3 && (ops.argv[0] == "set" || ops.argv[0] == "--add") {
 			ops = ops.sub(1) // git config set KEY VALUE (git 2.46)
 		}
