@@ -799,13 +799,15 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 	prevReach := w.reach
 	w.reach = reaching(pa) // reach.go: a recursive reader reads what lies under its directories
 	defer func() { w.reach = prevReach }()
-	inspect := inspectOnly(pa, name) // metadata_only.go: ssh-keygen -l -f KEY reads KEY
+	inspect := inspectOnly(pa, name)             // metadata_only.go: ssh-keygen -l -f KEY reads KEY
+	unlock := w.credentialUnlock(pa, name, args) // credential_options.go
+	defer w.markUnlocked(len(s.act.Effects), name, unlock)
 	if publicInspect[name] {
 		if s.inspected == nil {
 			s.inspected = map[string]bool{}
 		}
 		prev, seen := s.inspected[name]
-		s.inspected[name] = inspect && (!seen || prev) // every run of the program inspects
+		s.inspected[name] = inspect && !unlock && (!seen || prev) // every run of the program inspects
 	}
 	for _, v := range pa.vals {
 		role := v.role
