@@ -46,3 +46,38 @@ func TestCredentialOptions(t *testing.T) {
 		})
 	}
 }
+
+// TestCredentialHandles: pointing a command at a ticket cache, keytab or another session's
+// agent socket is a secret effect; the user's own session sockets and configuration choices are
+// not.
+func TestCredentialHandles(t *testing.T) {
+	n := New(defaultCatalog(t), specOpts(t, Options{Workspace: "/home/user/project", Home: "/home/user"}))
+	tests := []struct {
+		cmd    string
+		secret bool
+	}{
+		{"KRB5CCNAME=/tmp/krb5cc_0 smbclient -k //fileserver/share -c ls", true},
+		{"SSH_AUTH_SOCK=/tmp/ssh-Xa1/agent.999 ssh -A admin@10.0.0.5", true},
+		{"export KRB5CCNAME=FILE:/tmp/krb5cc_0 && kinit -R", true},
+		{"env KRB5_CLIENT_KTNAME=/etc/krb5.keytab kinit -k svc", true},
+		{"KUBECONFIG=~/.kube/config kubectl get pods", false},
+		{"export SSH_AUTH_SOCK=/run/user/1000/ssh-agent.socket", false},
+		{"export SSH_AUTH_SOCK=\"$XDG_RUNTIME_DIR/ssh-agent.socket\"", false},
+		{"KRB5CCNAME=/home/user/project/tmp/ccache-test klist", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.cmd, func(t *testing.T) {
+			t.Parallel()
+			a := n.Normalize("Bash", map[string]any{"command": tc.cmd}, "")
+			got := false
+			for _, e := range a.Effects {
+				if e.Kind == EffectSecret && e.Detail == "credential_handle" {
+					got = true
+				}
+			}
+			if got != tc.secret {
+				t.Errorf("credential handle = %v, want %v (effects %v)", got, tc.secret, effectStrings(a.Effects))
+			}
+		})
+	}
+}

@@ -61,7 +61,7 @@ func TestSecretStateKinds(t *testing.T) {
 		{"/tmp/krb5cc_1000", "credentials"}, {"/tmp/krb5cc_1000_Xy12ab", "credentials"}, {"/run/user/1000/krb5cc/tkt", "credentials"},
 		{"/var/lib/sss/db/ccache_EXAMPLE.COM", "credentials"}, {"/var/kerberos/krb5kdc/principal", "credentials"},
 		{"/home/user/svc.keytab", "private_key"}, {"/tmp/ssh-XXXXabcd/agent.1234", "credentials"},
-		{"/run/user/1000/gnupg/S.gpg-agent.extra", "credentials"}, {"/home/user/.cache/git/credential/socket", "credentials"},
+		{"/run/user/1000/gnupg/S.gpg-agent.extra", ""}, {"/run/user/1000/ssh-agent.socket", ""}, {"/home/user/.cache/git/credential/socket", "credentials"},
 		{"/home/user/.azure/msal_token_cache.json", "cloud_credentials"}, {"/home/user/.IdentityService/msal.cache", "credentials"},
 		{"/home/user/.databricks/token-cache.json", "credentials"}, {"/home/user/.cache/snowflake/credential_cache_v1.json", "credentials"},
 		{"/home/user/.local/share/jupyter/runtime/jpserver-1234.json", "credentials"}, {"/home/user/.cache/mytool/oauth_cache.db", "credentials"},

@@ -20,9 +20,10 @@ import (
 //     and a write of a credential kind outside the workspace is blocked), cdk.context.json (lookups, no secrets), Pulumi.<stack>.yaml (secrets there
 //     are ciphertext), Ansible fact caches (host facts);
 //   - ticket and agent caches: Kerberos credential caches (krb5cc_* in /tmp, /var/tmp, /run/user,
-//     SSSD's ccache files), KDC databases and stash files, the SSH agent's socket directory, the
-//     GnuPG agent's sockets and git's credential-cache daemon socket (a connection to one signs
-//     or answers as the user);
+//     SSSD's ccache files), KDC databases and stash files, a session's SSH agent socket in /tmp
+//     (ssh-agent's own per-session directory: naming one is using it, credential_handles.go) and
+//     git's credential-cache daemon socket. The user's own sockets under /run/user
+//     (ssh-agent.socket, gnupg, keyring) are how a session is set up and are not listed;
 //   - token caches of CLIs and SDKs: MSAL caches (Azure CLI, PowerShell, azcopy), the
 //     Databricks and Snowflake token and credential caches, cached OAuth tokens, Jupyter's
 //     runtime files (server token, kernel HMAC keys); names that say "token/credential/auth/
@@ -44,8 +45,7 @@ func init() {
 			"**/.terragrunt-cache/**/*.tfstate*"}},
 		{"credentials", []string{"/tmp/krb5cc*", "/tmp/krb5cc*/**", "/var/tmp/krb5cc*", "/run/user/*/krb5cc*", "/run/user/*/krb5cc*/**", "**/krb5cc_*", "/var/lib/sss/db/ccache_*",
 			"/var/kerberos/krb5kdc/**", "/etc/krb5kdc/**", "/var/lib/krb5kdc/**", "**/.k5.*", "**/*.keytab",
-			"/tmp/ssh-*/agent.*", "/run/user/*/gnupg/S.gpg-agent*", "/run/user/*/keyring/**", "**/.git-credential-cache/**",
-			"**/.cache/git/credential/**", "/run/user/*/ssh-agent*", "/run/user/*/openssh_agent"}},
+			"/tmp/ssh-*/agent.*", "**/.git-credential-cache/**", "**/.cache/git/credential/**"}},
 		{"credentials", []string{"**/msal_token_cache*", "**/msal_http_cache*", "**/.IdentityService/**", "**/.local/share/.IdentityService/**",
 			"**/.databricks/token-cache.json", "**/.cache/snowflake/**", "**/.azcopy/*.json", "**/.local/share/jupyter/runtime/*.json",
 			"/run/user/*/jupyter/runtime/*.json", "**/Library/Jupyter/runtime/*.json", "**/.config/gcloud/legacy_credentials/**"}},
