@@ -78,6 +78,7 @@ func (w *walker) envEffects(f frame, c *Command) {
 			}
 			continue
 		}
+		w.credentialHandleEnv(name, val) // credential_handles.go
 		pkg := w.packageEnv("env "+name, name, val)
 		if w.buildEnv(f, name, val) || pkg { // effects_env_build.go
 			continue

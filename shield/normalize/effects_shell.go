@@ -799,13 +799,15 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 	prevReach := w.reach
 	w.reach = reaching(pa) // reach.go: a recursive reader reads what lies under its directories
 	defer func() { w.reach = prevReach }()
-	inspect := inspectOnly(pa, name) // metadata_only.go: ssh-keygen -l -f KEY reads KEY
+	inspect := inspectOnly(pa, name)             // metadata_only.go: ssh-keygen -l -f KEY reads KEY
+	unlock := w.credentialUnlock(pa, name, args) // credential_options.go
+	defer w.markUnlocked(len(s.act.Effects), name, unlock)
 	if publicInspect[name] {
 		if s.inspected == nil {
 			s.inspected = map[string]bool{}
 		}
 		prev, seen := s.inspected[name]
-		s.inspected[name] = inspect && (!seen || prev) // every run of the program inspects
+		s.inspected[name] = inspect && !unlock && (!seen || prev) // every run of the program inspects
 	}
 	for _, v := range pa.vals {
 		role := v.role
@@ -1370,6 +1372,9 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 		}
 		w.pathEffect(EffectWrite, "git", dest, len(ops.dyn) > 1 && ops.dyn[1])
 	case "gitconfig":
+		if k, ok := gitConfigSecretQuery(pa, ops); ok { // config_queries.go
+			s.addEffect(Effect{Kind: EffectSecret, Target: "git config " + k, Program: "git", Detail: "config_key"})
+		}
 		if len(ops.argv) >= 3 && (ops.argv[0] == "set" || ops.argv[0] == "--add") {
 			ops = ops.sub(1) // git config set KEY VALUE (git 2.46)
 		}

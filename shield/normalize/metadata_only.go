@@ -59,7 +59,7 @@ func inspectOnly(pa parsedArgs, name string) bool {
 func init() {
 	inspectModes["keytool"] = struct{ modes, harmless map[string]bool }{
 		modes: set("-list", "-printcert", "-printcertreq", "-printcrl"),
-		harmless: set("-list", "-printcert", "-printcertreq", "-printcrl", "-v", "-rfc", "-keystore", "-storepass",
+		harmless: set("-list", "-printcert", "-printcertreq", "-printcrl", "-v", "-rfc", "-keystore", "-storepass", "-keypass",
 			"-alias", "-storetype", "-file", "-jarfile", "-cacerts", "-protected", "-sslserver"),
 	}
 }

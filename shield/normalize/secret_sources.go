@@ -316,6 +316,9 @@ func secretIdiom(ws []string, opts map[string]bool) bool {
 			return true
 		}
 	}
+	if configSecretQuery(ws) { // config_queries.go
+		return true
+	}
 	for i := 0; i+2 < len(ws) && i < 3; i++ {
 		// npm config get //registry.npmjs.org/:_authToken, yarn config get npmAuthToken
 		if ws[i] == "config" && ws[i+1] == "get" && secretConfigKey.MatchString(ws[i+2]) {

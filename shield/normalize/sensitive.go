@@ -265,6 +265,14 @@ func compileSensitive(home string, fold bool) *sensitiveMatcher {
 // relative to the working directory by the resolver) or lies on a case-insensitive macOS volume is
 // also matched in its folded form.
 func (m *sensitiveMatcher) classify(clean string) string {
+	if k := m.classifyDirect(clean); k != "" {
+		return k
+	}
+	return m.derivativeKind(clean) // secret_derivatives.go
+}
+
+// classifyDirect: the kind of the path itself (table, folded forms, names), without derivatives.
+func (m *sensitiveMatcher) classifyDirect(clean string) string {
 	if k := m.match(clean); k != "" || m.folded == nil {
 		return k
 	}
@@ -273,7 +281,10 @@ func (m *sensitiveMatcher) classify(clean string) string {
 			return k
 		}
 	}
-	return secretByName(clean, m.home)
+	if k := secretByName(clean, m.home); k != "" {
+		return k
+	}
+	return tokenCacheName(clean, m.home) // sensitive_state.go
 }
 
 // foldedForm: the lower-cased POSIX form of a Windows path text or a macOS user path.

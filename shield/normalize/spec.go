@@ -48,7 +48,8 @@ import (
 // (a file run by the program) cmd (the rest of argv is a command: a wrapper) url host (host[:port] or
 // user@host[:path]) port pkg (a package to install) remote (a VCS remote) data (curl -d: "@file" is
 // a read) send (a file whose content the program sends: curl -T, mail -a; "@file", "<file" and
-// "file" are read and flow into the program's connections, reach.go) _ (ignored).
+// "file" are read and flow into the program's connections, reach.go) cred (a password, passphrase or
+// PIN that unlocks what the program reads: credential_options.go) _ (ignored).
 //
 // Roles whose value is code or a command (spec_effects.go), each judged as the code it contains:
 //
@@ -185,7 +186,7 @@ func parseAlias(line string) (string, string, bool) {
 
 var specRoles = set("read", "write", "delete", "move", "list", "code", "script", "cmd", "url", "host", "port", "pkg", "remote", "data", "send", "agentkey", "pid", "_",
 	"sh", "shcmd", "prog", "src", "opaque", "vim", "sed", "tarcp", "sshopt", "gdb", "tcl", "wgetrc", "cookie", "item", "pipeout",
-	"bind", "relay")
+	"bind", "relay", "cred")
 
 func parseSpecLine(table map[string]*cmdSpec, line string) error {
 	if i := strings.Index(line, "#"); i >= 0 {
