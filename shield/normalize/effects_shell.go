@@ -781,7 +781,7 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 		if name != "" && !shellBuiltinNoop[name] && !w.funcs[name] {
 			s.addUnknown(name)
 			w.unknownLauncher(f, name, ws.sub(1), pipe, idx, stdin) // spec_effects.go
-			w.unknownOperands(name, ws.sub(1), stdin)               // unknown_operands.go: hosts, statements, credential files, code
+			w.unknownOperands(f, name, ws.sub(1), stdin)               // unknown_operands.go: hosts, statements, credential files, code
 		}
 		return
 	}
@@ -886,8 +886,12 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 			return
 		}
 		rest := args.sub(pa.rest)
+		start := len(s.act.Effects)
 		w.emit(child, rest, strings.Join(rest.argv, " "), nil, nil, pipe, idx, false, stdin)
+		w.tracedCapture(pa, name, rest, start) // launchers.go: a tracer captures what its command handles
+		return
 	}
+	w.dashDashCommand(f, pa, name, args, pipe, idx, stdin) // launchers.go: "PROG … -- CMD …"
 }
 
 // dryRun: the arguments ask for a dry run (--dry-run, --dry-run=client|server|true); "none" and
@@ -1520,7 +1524,8 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 			}
 		}
 	case "compose":
-		w.composeVolumes(name, args.argv) // ordinary.go
+		w.composeVolumes(name, args.argv)            // ordinary.go
+		w.composeCommand(f, name, args, pipe, idx) // launchers.go
 		for _, a := range ops.argv {
 			if a == "up" || a == "run" || a == "start" || a == "create" {
 				s.addEffect(Effect{Kind: EffectExec, Target: "docker compose", Program: name, Detail: "compose " + a})

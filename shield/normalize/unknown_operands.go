@@ -165,7 +165,7 @@ func localServiceName(h string) bool {
 }
 
 // unknownOperands applies principles 1–4 to a program without a spec (argv without the name).
-func (w *walker) unknownOperands(name string, args words, stdin string) {
+func (w *walker) unknownOperands(f frame, name string, args words, stdin string) {
 	s := w.s
 	base := path.Base(name)
 	interp := s.n.opt.Inline.Handles(base)
@@ -201,6 +201,9 @@ func (w *walker) unknownOperands(name string, args words, stdin string) {
 			w.unmodelledCode(base, val)
 			continue
 		}
+		if codeOptions[opt] && !interp {
+			w.exprEscapes(f, name, name+" "+opt, val, s.n.opt.Inline.escapeRE(), false) // inline_escapes.go
+		}
 		if h, p, scheme, ok := operandHost(val, hostOpt); ok {
 			if host == "" {
 				host = h
@@ -220,6 +223,7 @@ func (w *walker) unknownOperands(name string, args words, stdin string) {
 			w.unmodelledCode(base, stdin)
 		} else {
 			texts = append(texts, stdin)
+			w.exprEscapes(f, name, name+" (standard input)", stdin, s.n.opt.Inline.escapeRE(), false) // inline_escapes.go
 		}
 	}
 	target := "database:(default)"
