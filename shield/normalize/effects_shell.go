@@ -781,7 +781,7 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 		if name != "" && !shellBuiltinNoop[name] && !w.funcs[name] {
 			s.addUnknown(name)
 			w.unknownLauncher(f, name, ws.sub(1), pipe, idx, stdin) // spec_effects.go
-			w.unknownOperands(f, name, ws.sub(1), stdin)               // unknown_operands.go: hosts, statements, credential files, code
+			w.unknownOperands(f, name, ws.sub(1), stdin)            // unknown_operands.go: hosts, statements, credential files, code
 		}
 		return
 	}
@@ -1524,7 +1524,7 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 			}
 		}
 	case "compose":
-		w.composeVolumes(name, args.argv)            // ordinary.go
+		w.composeVolumes(name, args.argv)          // ordinary.go
 		w.composeCommand(f, name, args, pipe, idx) // launchers.go
 		for _, a := range ops.argv {
 			if a == "up" || a == "run" || a == "start" || a == "create" {
