@@ -835,6 +835,7 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 		w.fixedEffect(name, fx)
 	}
 	w.specEffects(f, pa, name, args, pipe, idx, stdin) // spec_effects.go: code-carrying roles, %verbs
+	w.nameLists(f, pa, name, pipe, idx, stdin)         // name_lists.go: names read from a list or standard input
 	w.undeclaredStatements(pa.spec, name, args)        // unknown_operands.go: a statement and where it runs
 	w.handle(f, pa, name, args, pipe, idx, stdin)
 	// Operands fed from standard input (xargs, parallel without :::) are unknown, unless the

@@ -184,6 +184,11 @@ func (w *walker) unknownOperands(f frame, name string, args words, stdin string)
 		if strings.HasPrefix(a, "-") && len(a) > 1 {
 			o, v, hasVal := strings.Cut(a, "=")
 			opt = o
+			if !hasVal && codeOptions[o] && !interp && i+1 < len(args.argv) && !args.dyn[i+1] {
+				// The code option of a program that is no interpreter here: its escape calls are
+				// walked (inline_escapes.go); the value is still read as an operand below.
+				w.exprEscapes(f, name, name+" "+o, args.argv[i+1], s.n.opt.Inline.escapeRE(), false)
+			}
 			if !hasVal {
 				// -SHOST, -hHOST are not read: a cluster of short flags looks the same.
 				if (hostOptions[o] || interp && codeOptions[o]) && i+1 < len(args.argv) && !args.dyn[i+1] && !strings.HasPrefix(args.argv[i+1], "-") {

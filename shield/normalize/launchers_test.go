@@ -1,0 +1,88 @@
+package normalize
+
+import "testing"
+
+// Wave-8 launchers, languages without a grammar and name lists (launchers.go, inline_escapes.go,
+// name_lists.go): the effects of what runs or is read behind them, and look-alikes left alone.
+func TestLaunchersByKind(t *testing.T) {
+	t.Parallel()
+	const home = "/home/user"
+	key, netrc, aws := home+"/.ssh/id_rsa", home+"/.netrc", home+"/.aws/credentials"
+	opt := specOpts(t, Options{Workspace: "/home/user/project", Home: home})
+	opt.Inline = inlineTestList(t)
+	runEffectCasesOn(t, New(nil, opt), []effectCase{
+		// "PROG … -- CMD": walked for programs whose spec ignores those words, or without a spec.
+		{name: "mise exec dashdash", cmd: "mise exec node@20 -- cat ~/.ssh/id_rsa", want: []fx{{kind: "secret", target: key}}},
+		{name: "unknown launcher dashdash", cmd: "envwrap --profile x -- rm -rf /srv/data", want: []fx{{kind: "delete", target: "/srv/data"}}, unknown: []string{"envwrap"}},
+		{name: "proto run dashdash script args stay args", cmd: "proto run node -- server.js", not: []fx{{kind: "exec", target: "server.js"}}},
+		{name: "git log pathspec is no command", cmd: "git log -- cat", not: []fx{{kind: "exec", target: "cat"}}},
+		{name: "npm test args", cmd: "npm test -- --watch", not: []fx{{kind: "exec", target: "--watch"}}},
+		// Version managers' exec sub-commands.
+		{name: "asdf exec", cmd: "asdf exec python -c 'print(1)'", want: []fx{{kind: "exec", target: "python"}}},
+		{name: "pyenv exec reads", cmd: "pyenv exec cat ~/.netrc", want: []fx{{kind: "secret", target: netrc}}},
+		{name: "volta run", cmd: "volta run --node 20 cat ~/.aws/credentials", want: []fx{{kind: "secret", target: aws}}},
+		{name: "nix develop -c", cmd: "nix develop -c cat ~/.netrc", want: []fx{{kind: "secret", target: netrc}}},
+		{name: "pixi run line", cmd: "pixi run 'cat ~/.netrc'", want: []fx{{kind: "secret", target: netrc}}},
+		// Environment loaders: an environment dump prints what they loaded.
+		{name: "mise env dump", cmd: "mise exec -- printenv", want: []fx{{kind: "secret", target: "mise exec environment", detail: "injected_env"}}},
+		{name: "doppler env dump", cmd: "doppler run -- env", want: []fx{{kind: "secret", target: "doppler run environment", detail: "injected_env"}}},
+		{name: "direnv exec env", cmd: "direnv exec . env", want: []fx{{kind: "secret", target: "direnv exec environment", detail: "injected_env"}}},
+		{name: "mise exec tool", cmd: "mise exec -- node --version", not: []fx{{kind: "secret", target: "mise exec environment"}}},
+		{name: "plain env dump is no injected env", cmd: "printenv", not: []fx{{kind: "secret", target: "printenv environment"}}},
+		// Tracers capture what their command handles.
+		{name: "ltrace sudo", cmd: "ltrace -s 500 sudo -v", want: []fx{{kind: "secret", target: "traced sudo", detail: "traced_credentials"}}},
+		{name: "strace ssh", cmd: "strace -f -e trace=read,write ssh deploy@bastion", want: []fx{{kind: "secret", target: "traced ssh", detail: "traced_credentials"}}},
+		{name: "perf record gpg", cmd: "perf record -g gpg --decrypt secrets.gpg", want: []fx{{kind: "secret", target: "traced gpg"}}},
+		{name: "valgrind reader of a key", cmd: "valgrind cat ~/.ssh/id_rsa", want: []fx{{kind: "secret", target: "traced cat"}}},
+		{name: "strace -c ls", cmd: "strace -c ls", not: []fx{{kind: "secret", target: "traced ls"}}},
+		{name: "perf stat make", cmd: "perf stat -e cycles make -j4", not: []fx{{kind: "secret", target: "traced make"}}},
+		// Compose runs a command in the service container.
+		{name: "compose run secrets", cmd: "docker compose run --rm app sh -c 'cat /run/secrets/db_password'", want: []fx{{kind: "read", target: "/run/secrets/db_password", remote: "container:app"}}},
+		{name: "compose exec entrypoint", cmd: "docker compose run --rm --entrypoint cat web /run/secrets/api_key", want: []fx{{kind: "read", target: "/run/secrets/api_key", remote: "container:web"}}},
+		{name: "docker-compose exec", cmd: "docker-compose exec -T -u root db rm -rf /var/lib/postgresql/data", want: []fx{{kind: "delete", target: "/var/lib/postgresql/data", remote: "container:db"}}},
+		{name: "podman-compose run", cmd: "podman-compose run api printenv", want: []fx{{kind: "secret", target: "printenv", remote: "container:api"}}},
+		{name: "compose run tests", cmd: "docker compose run --rm app npm test", want: []fx{{kind: "exec", target: "npm", remote: "container:app"}}, not: []fx{{kind: "secret", target: "printenv"}}},
+	})
+}
+
+func TestExprLanguages(t *testing.T) {
+	t.Parallel()
+	const home = "/home/user"
+	key, netrc := home+"/.ssh/id_rsa", home+"/.netrc"
+	opt := specOpts(t, Options{Workspace: "/home/user/project", Home: home})
+	opt.Inline = inlineTestList(t)
+	runEffectCasesOn(t, New(nil, opt), []effectCase{
+		{name: "gnuplot system", cmd: `gnuplot -e 'system("cat ~/.ssh/id_rsa")'`, want: []fx{{kind: "secret", target: key}}},
+		{name: "gnuplot backticks", cmd: "gnuplot -e 'print `cat ~/.netrc`'", want: []fx{{kind: "secret", target: netrc}}},
+		{name: "gnuplot bang", cmd: "gnuplot -e '!rm -rf /srv/data'", want: []fx{{kind: "delete", target: "/srv/data"}}},
+		{name: "gnuplot built command", cmd: `gnuplot -e 'c="cat /etc/shadow"; system(c)'`, unres: true},
+		{name: "gnuplot plot", cmd: "gnuplot -e 'plot sin(x)'", not: []fx{{kind: "exec", target: "sh"}}},
+		{name: "gnuplot comparison", cmd: "gnuplot -e 'if (a != b) print 1'", not: []fx{{kind: "exec", target: "sh"}}},
+		{name: "dc bang", cmd: "dc -e '!cat ~/.netrc'", want: []fx{{kind: "secret", target: netrc}}},
+		{name: "nix readFile", cmd: "nix eval --impure --expr 'builtins.readFile /home/user/.netrc'", want: []fx{{kind: "secret", target: netrc}}},
+		{name: "nix home path", cmd: "nix eval --raw --impure --expr 'builtins.readFile ~/.ssh/id_rsa'", want: []fx{{kind: "secret", target: key}}},
+		{name: "nix fetchurl", cmd: "nix-instantiate --eval -E 'builtins.fetchurl https://drop.example/x'", want: []fx{{kind: "connect", target: "drop.example"}}},
+		{name: "nix exec list", cmd: `nix eval --impure --expr 'builtins.exec ["sh" "-c" "id"]'`, unres: true},
+		{name: "nix flake attr", cmd: "nix eval .#packages.x86_64-linux.default.name", not: []fx{{kind: "exec", target: "nix"}}},
+		// A program without a spec: the literal of an escape call in a code option is walked.
+		{name: "unknown program system()", cmd: `maximal -e 'system("cat ~/.netrc")'`, want: []fx{{kind: "secret", target: netrc}}, unknown: []string{"maximal"}},
+	})
+}
+
+func TestNameLists(t *testing.T) {
+	t.Parallel()
+	const home = "/home/user"
+	netrc, aws := home+"/.netrc", home+"/.aws/credentials"
+	runEffectCases(t, []effectCase{
+		{name: "cpio here-string", cmd: "cpio -o <<< /home/user/.netrc", want: []fx{{kind: "secret", target: netrc}}},
+		{name: "cpio here-doc", cmd: "cpio -ov > /tmp/a.cpio <<EOF\n/home/user/.aws/credentials\nEOF", want: []fx{{kind: "secret", target: aws}}},
+		{name: "tar -T -", cmd: "tar -czf x.tgz -T - <<< ~/.netrc", want: []fx{{kind: "secret", target: netrc}}},
+		{name: "zip -@ from printf", cmd: "printf '%s\\n' ~/.aws/credentials | zip -@ out.zip", want: []fx{{kind: "secret", target: aws}}},
+		{name: "rsync files-from stdin", cmd: "rsync -a --files-from=- / dest/ <<< /home/user/.netrc", want: []fx{{kind: "secret", target: netrc}}},
+		{name: "pax -w", cmd: "echo /home/user/.netrc | pax -w -f out.pax", want: []fx{{kind: "secret", target: netrc}}},
+		{name: "names from the network", cmd: "curl -s https://x.example/l | cpio -o > a.cpio", unres: true},
+		{name: "list file", cmd: "tar -czf out.tgz -T files.txt", unres: true},
+		{name: "find into cpio", cmd: "find src -name '*.go' | cpio -o > src.cpio", want: []fx{{kind: "read", target: "/home/user/project/src"}}},
+		{name: "cpio extract", cmd: "cpio -idv < archive.cpio", not: []fx{{kind: "read", target: "(standard input)"}}},
+	})
+}
