@@ -1999,6 +1999,7 @@ func (w *walker) ssh(f frame, pa parsedArgs, name string, args words, pipe bool,
 		}
 	}
 	w.sshForwardBinds(pa, name) // listen.go
+	w.sshTunnels(pa, name)      // tunnels.go: -o forwards, -w
 	if len(ops.argv) < 2 {
 		return
 	}
