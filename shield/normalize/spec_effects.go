@@ -29,7 +29,9 @@ func (w *walker) specEffects(f frame, pa parsedArgs, name string, args words, pi
 		}
 	}
 	if pa.shRest >= 0 {
+		start := len(w.s.act.Effects)
 		w.runRest(f, pa.name, args.sub(pa.shRest), pipe, idx, stdin)
+		w.launched(pa, name, args.sub(pa.shRest), start) // launchers.go
 	}
 	if pa.optRole != "" {
 		w.optCommand(f, pa, name, args, pipe, idx, stdin)

@@ -115,6 +115,20 @@ deny contains finding("net.admin-destroy", sprintf("asks the admin API of a serv
 	w in svc.admin_destroy_words
 }
 
+# A DELETE request to an admin API is a destroy whatever the path's words (http_deletes.go:
+# the delete effect names the path).
+deny contains finding("net.admin-destroy", sprintf("sends DELETE to the admin API of a service on %s (%s)", [u.host, u.raw])) if {
+	some u in input.urls
+	u.role != "text"
+	u.ip_class in {"loopback", "private", "internal"}
+	segs := [s | some s in split(lower(u.path), "/"); s != ""]
+	admin_path(segs)
+	some e in input.effects
+	e.kind == "delete"
+	startswith(e.detail, "http DELETE")
+	endswith(e.target, u.path)
+}
+
 admin_path(segs) if {
 	some s in segs
 	s in svc.admin_segments

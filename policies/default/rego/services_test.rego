@@ -110,3 +110,10 @@ test_admin_read_or_app_route_not_destroy if {
 	not "net.admin-destroy" in rules(shield.deny) with input as admin_act(admin_url("localhost", "loopback", "/actuator/health"))
 	not "net.admin-destroy" in rules(shield.deny) with input as admin_act(admin_url("example.com", "public", "/admin/delete"))
 }
+
+test_admin_delete_method if {
+	u := admin_url("127.0.0.1", "loopback", "/api/v2/admin/silences")
+	inp := object.union(admin_act(u), {"effects": [{"kind": "delete", "target": "http:127.0.0.1:9093/api/v2/admin/silences", "detail": "http DELETE", "program": "curl", "in_workspace": false, "sensitive": false, "unresolved": false}]})
+	"net.admin-destroy" in rules(shield.deny) with input as inp
+	not "net.admin-destroy" in rules(shield.deny) with input as admin_act(u)
+}
