@@ -42,7 +42,7 @@ func FuzzExprAndNameLists(f *testing.F) {
 		if a.ParseError != "" || a.Truncated {
 			return
 		}
-				// In a list a name is a whole line (names may hold spaces); in Nix code, a word.
+		// In a list a name is a whole line (names may hold spaces); in Nix code, a word.
 		sep := func(r rune) bool { return r == '\n' || r == '\r' || r == 0 }
 		if which%3 == 1 {
 			sep = func(r rune) bool { return r == ' ' || r == '\n' || r == '\t' }
