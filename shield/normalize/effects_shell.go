@@ -537,10 +537,12 @@ func (w *walker) codeEffect(prog, code string, dyn bool) int {
 			if clean, ok := resolvePath(m[1], s.cwd, s.n.opt.Home); ok {
 				if sens := s.n.sens.classify(clean); sens != "" {
 					w.pathEffect(EffectRead, prog, m[1], false)
+					s.addPath(m[1], RoleArg) // named by the code: judged by the credential rules (files.read-secret)
 				}
 			}
 		}
 	}
+	w.barePathReads(prog, code) // inline_escapes.go: ~/.netrc written bare (Tcl, Nix, shell-like languages)
 	for _, m := range urlInTextRE.FindAllString(code, 16) {
 		w.urlEffect(prog, strings.TrimRight(m, ".,:;!?"), false)
 	}

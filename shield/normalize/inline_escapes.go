@@ -129,3 +129,23 @@ func unescapeLiteral(s string) string {
 	}
 	return b.String()
 }
+
+// barePathReads: code of any language that names a credential location as a path word, quoted
+// or bare (Tcl "open ~/.netrc", a Nix path), reads it as far as this reading can tell: the read
+// is recorded so the credential rules judge it. Paths that are no credential location are left to
+// the language's own reading.
+func (w *walker) barePathReads(prog, code string) {
+	s := w.s
+	if len(code) > maxExpandedWord {
+		return
+	}
+	for _, m := range exprPathRE.FindAllStringSubmatch(code, 64) {
+		p := strings.TrimRight(m[1], ".,;:")
+		clean, ok := resolvePath(p, s.cwd, s.n.opt.Home)
+		if !ok || s.n.sens.classify(clean) == "" || inDir(clean, s.n.opt.Workspace) {
+			continue
+		}
+		w.pathEffect(EffectRead, prog, p, false)
+		s.addPath(p, RoleArg)
+	}
+}

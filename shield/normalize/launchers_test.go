@@ -86,3 +86,36 @@ func TestNameLists(t *testing.T) {
 		{name: "cpio extract", cmd: "cpio -idv < archive.cpio", not: []fx{{kind: "read", target: "(standard input)"}}},
 	})
 }
+
+// Code of any language that names a credential location, quoted or bare, lists it among the
+// call's paths, so the credential rules judge it whatever the language (effects_shell.go
+// codeEffect, inline_escapes.go barePathReads).
+func TestCodeNamesCredentialPath(t *testing.T) {
+	t.Parallel()
+	opt := specOpts(t, Options{Workspace: "/home/user/project", Home: "/home/user"})
+	opt.Inline = inlineTestList(t)
+	n := New(nil, opt)
+	cases := []struct {
+		cmd, want string // want: a sensitive clean path, "" = none
+	}{
+		{`erl -noshell -eval '{ok,B}=file:read_file("/home/user/.aws/credentials"),io:put_chars(B),halt().'`, "/home/user/.aws/credentials"},
+		{"tclsh <<< 'puts [read [open ~/.netrc]]'", "/home/user/.netrc"},
+		{`scala -e 'println(scala.io.Source.fromFile("/home/user/.pgpass").mkString)'`, "/home/user/.pgpass"},
+		{"guile -c '(display (call-with-input-file \"/home/user/.docker/config.json\" get-string-all))'", "/home/user/.docker/config.json"},
+		{"ruby -e 'puts 1+1'", ""},
+		{"tclsh <<< 'puts [file exists project.tcl]'", ""},
+		{`erl -noshell -eval 'io:format("~p~n", [file:read_file("priv/config.json")]), halt().'`, ""},
+	}
+	for _, tc := range cases {
+		a := n.Normalize("Bash", map[string]any{"command": tc.cmd}, "")
+		got := ""
+		for _, p := range a.Paths {
+			if p.Sensitive {
+				got = p.Clean
+			}
+		}
+		if got != tc.want {
+			t.Errorf("%s: sensitive path %q, want %q (paths %+v)", tc.cmd, got, tc.want, a.Paths)
+		}
+	}
+}
