@@ -838,6 +838,7 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 	}
 	w.specEffects(f, pa, name, args, pipe, idx, stdin) // spec_effects.go: code-carrying roles, %verbs
 	w.nameLists(f, pa, name, pipe, idx, stdin)         // name_lists.go: names read from a list or standard input
+	w.xferCommands(f, pa, name, stdin)                 // xfer_commands.go: sftp -b, lftp -c, smbclient -c
 	w.undeclaredStatements(pa.spec, name, args)        // unknown_operands.go: a statement and where it runs
 	w.handle(f, pa, name, args, pipe, idx, stdin)
 	// Operands fed from standard input (xargs, parallel without :::) are unknown, unless the

@@ -75,6 +75,8 @@ import (
 //	cookie  curl -b: a value without '=' is a cookie file read
 //	item    an HTTPie request item: NAME@FILE (upload), NAME=@FILE, NAME:=@FILE read FILE
 //	pipeout an output file, or "|CMD": a shell command fed the output (psql -o)
+//	xfer    a file-transfer script (sftp -b, lftp -c, smbclient -c; "-": standard input):
+//	        put reads and sends, get writes, ! runs shell (xfer_commands.go)
 //	names   a file listing names of files the program reads ("-": standard input; name_lists.go)
 //	expr    code of a language read without a grammar (gnuplot -e, nix eval --expr): its shell
 //	        escapes are walked, its path literals read, its URLs connected (inline_escapes.go)
@@ -191,7 +193,7 @@ func parseAlias(line string) (string, string, bool) {
 
 var specRoles = set("read", "write", "delete", "move", "list", "code", "script", "cmd", "url", "host", "port", "pkg", "remote", "data", "send", "agentkey", "pid", "_",
 	"sh", "shcmd", "prog", "src", "opaque", "vim", "sed", "tarcp", "sshopt", "gdb", "tcl", "wgetrc", "cookie", "item", "pipeout",
-	"bind", "relay", "expr", "names")
+	"bind", "relay", "expr", "names", "xfer")
 
 func parseSpecLine(table map[string]*cmdSpec, line string) error {
 	if i := strings.Index(line, "#"); i >= 0 {
