@@ -31,23 +31,23 @@ import (
 const maxManifestNames = 64
 
 var (
-	pyReqLineRE  = regexp.MustCompile(`^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*(?:[<>=!~;@,].*)?$`)
-	quotedReqRE  = regexp.MustCompile(`["']([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*(?:[<>=!~;,][^"']*)?["']`)
-	tomlKeyRE    = regexp.MustCompile(`^\s*["']?([A-Za-z0-9][A-Za-z0-9._-]*)["']?\s*=`)
-	tomlHeaderRE = regexp.MustCompile(`^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*$`)
-	gemLineRE    = regexp.MustCompile(`^\s*gem\s*\(?\s*["']([A-Za-z0-9][A-Za-z0-9._-]*)["']`)
-	goReqLineRE  = regexp.MustCompile(`^\s*(?:require\s+|replace\s+\S+(?:\s+\S+)?\s+=>\s+)?\(?\s*([a-z0-9.-]+\.[a-z]{2,}(?:/[A-Za-z0-9._~-]+)+)\s+v[0-9]`)
-	goReplRE     = regexp.MustCompile(`=>\s*([a-z0-9.-]+\.[a-z]{2,}(?:/[A-Za-z0-9._~-]+)+)`)
-	fromLineRE   = regexp.MustCompile(`(?im)^\s*FROM\s+((?:--[a-z-]+=\S+\s+)*)(\S+)(?:\s+AS\s+(\S+))?`)
-	imageKeyRE   = regexp.MustCompile(`(?m)^[\s-]*["']?image["']?\s*:\s*["']?([^\s"'#]+)`)
-	pyArrayKeyRE = regexp.MustCompile(`^\s*["']?(requires|dependencies|install_requires|setup_requires|tests_require|build-requires|dev-dependencies|[A-Za-z0-9_-]+)["']?\s*=\s*\[`)
+	pyReqLineRE      = regexp.MustCompile(`^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*(?:[<>=!~;@,].*)?$`)
+	quotedReqRE      = regexp.MustCompile(`["']([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*(?:[<>=!~;,][^"']*)?["']`)
+	tomlKeyRE        = regexp.MustCompile(`^\s*["']?([A-Za-z0-9][A-Za-z0-9._-]*)["']?\s*=`)
+	tomlHeaderRE     = regexp.MustCompile(`^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*$`)
+	gemLineRE        = regexp.MustCompile(`^\s*gem\s*\(?\s*["']([A-Za-z0-9][A-Za-z0-9._-]*)["']`)
+	goReqLineRE      = regexp.MustCompile(`^\s*(?:require\s+|replace\s+\S+(?:\s+\S+)?\s+=>\s+)?\(?\s*([a-z0-9.-]+\.[a-z]{2,}(?:/[A-Za-z0-9._~-]+)+)\s+v[0-9]`)
+	goReplRE         = regexp.MustCompile(`=>\s*([a-z0-9.-]+\.[a-z]{2,}(?:/[A-Za-z0-9._~-]+)+)`)
+	fromLineRE       = regexp.MustCompile(`(?im)^\s*FROM\s+((?:--[a-z-]+=\S+\s+)*)(\S+)(?:\s+AS\s+(\S+))?`)
+	imageKeyRE       = regexp.MustCompile(`(?m)^[\s-]*["']?image["']?\s*:\s*["']?([^\s"'#]+)`)
+	pyArrayKeyRE     = regexp.MustCompile(`^\s*["']?(requires|dependencies|install_requires|setup_requires|tests_require|build-requires|dev-dependencies|[A-Za-z0-9_-]+)["']?\s*=\s*\[`)
 	quotedItemLineRE = regexp.MustCompile(`^["'][^"']*["']\s*,?\s*$`)
 	gemDepRE         = regexp.MustCompile(`dependency\s*\(?\s*["']([A-Za-z0-9._-]+)["']`)
 	cargoVersionRE   = regexp.MustCompile(`^["'][\^~=<>*]?[0-9]`)
 	imageRefRE       = regexp.MustCompile(`^[a-z0-9]+(?:[._-]+[a-z0-9]+)*(?::[0-9]+)?(?:/[a-z0-9]+(?:[._-]+[a-z0-9]+)*)*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[0-9a-f]{64})?$`)
 	imageFileRE      = regexp.MustCompile(`(?i)\.(png|jpe?g|gif|svg|webp|ico|bmp|avif)$`)
-	npmDepKeys   = set("dependencies", "devDependencies", "peerDependencies", "optionalDependencies", "bundleDependencies", "overrides", "resolutions")
-	cargoPkgKeys = set("name", "version", "edition", "authors", "description", "license", "license-file", "readme", "repository",
+	npmDepKeys       = set("dependencies", "devDependencies", "peerDependencies", "optionalDependencies", "bundleDependencies", "overrides", "resolutions")
+	cargoPkgKeys     = set("name", "version", "edition", "authors", "description", "license", "license-file", "readme", "repository",
 		"homepage", "documentation", "keywords", "categories", "rust-version", "publish", "build", "resolver", "members", "exclude",
 		"include", "default-run", "workspace", "links", "autobins", "autoexamples", "autotests", "autobenches", "metadata")
 )
