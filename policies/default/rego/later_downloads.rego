@@ -49,3 +49,21 @@ escalate contains finding("workspace.download-runs-later", sprintf("writes a dow
 	w.in_workspace
 	not source_host_allowed(h)
 }
+
+# Code that runs by itself (npm lifecycle scripts, git and husky hooks, .envrc, setup.py, .pth)
+# connecting to a host outside the allowed egress: a beacon on every install, commit or cd
+# (shield/normalize/autorun_beacon.go). npm lifecycle scripts run on every install, also on
+# other machines: blocked; other self-running files: a human decides.
+# FPR cost: a hook that notifies a chat or status host escalates (blocked from an install script).
+deny contains finding("workspace.autorun-connects", sprintf("writes %s, whose install script connects to %s, outside the allowed egress", [autorun_file(e), e.target])) if {
+	some e in autorun_effect
+	e.detail == "connect"
+	autorun_foreign(e)
+	endswith(autorun_file(e), "/package.json")
+}
+
+escalate contains finding("workspace.autorun-connects", sprintf("writes %s, which runs by itself and connects to %s, outside the allowed egress", [autorun_file(e), e.target])) if {
+	some e in autorun_effect
+	e.detail == "connect"
+	autorun_foreign(e)
+}
