@@ -249,6 +249,9 @@ func (w *walker) emptiesFromInput(name string, argv []string) bool {
 		}
 	case "shred":
 		return true
+	case "cp", "install":
+		ops := operandIndexes(argv)
+		return len(ops) == 1 && argv[ops[0]] == "/dev/null" // xargs appends the file
 	case "sed", "gsed":
 		inPlace, del := false, false
 		for _, a := range argv {

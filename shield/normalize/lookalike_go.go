@@ -56,3 +56,29 @@ func goModuleLookalike(raw string) string {
 	}
 	return best
 }
+
+// goModEdits: go mod edit -require=PATH@V and -replace=OLD=NEW@V name modules the next build
+// takes, like go get: the same lookalike check.
+func (w *walker) goModEdits(name string, args words) {
+	argv := args.argv
+	if name != "go" || len(argv) < 2 || argv[0] != "mod" || argv[1] != "edit" {
+		return
+	}
+	for i, a := range argv[2:] {
+		if i >= 64 {
+			break
+		}
+		var mod string
+		switch {
+		case strings.HasPrefix(a, "-require="):
+			mod = strings.TrimPrefix(a, "-require=")
+		case strings.HasPrefix(a, "-replace="):
+			_, mod, _ = strings.Cut(strings.TrimPrefix(a, "-replace="), "=")
+		default:
+			continue
+		}
+		if p := goModuleLookalike(mod); p != "" {
+			w.s.addEffect(Effect{Kind: EffectInstall, Target: mod, Program: "go mod edit", Detail: "lookalike:" + p})
+		}
+	}
+}

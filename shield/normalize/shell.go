@@ -177,6 +177,9 @@ func (w *walker) stmt(f frame, st *syntax.Stmt, pipe bool, idx int, bg bool) {
 	effStart := len(w.s.act.Effects)
 	redirs, stdin := w.redirects(f, st.Redirs)
 	trunc := w.trunc // emptied.go
+	if st.Cmd == nil {
+		w.emptiedByRedirects(words{}, trunc) // "> f" alone empties f
+	}
 	switch c := st.Cmd.(type) {
 	case *syntax.CallExpr:
 		w.substBytes = 0
