@@ -214,6 +214,23 @@ func TestAutorunConnects(t *testing.T) {
 	}
 }
 
+// TestBuildRequires: the [build-system] requires names, in a whole file or a fragment; other
+// arrays are not build requirements.
+func TestBuildRequires(t *testing.T) {
+	t.Parallel()
+	for text, want := range map[string]string{
+		"[build-system]\nrequires = [\"setuptools>=68\", \"Acme_Helpr\"]\n":                  "setuptools acme_helpr",
+		"requires = [\n  \"hatchling\",\n  \"x-plugin[extra]>=1\",\n]\n":                     "hatchling x-plugin",
+		"[project]\ndependencies = [\"requests\"]\n[build-system]\nrequires=[\"flit_core\"]": "flit_core",
+		"[tool.hatch.envs.test]\nrequires = [\"pytest\"]\n":                                  "",
+		"[project]\nname = \"x\"\n":                                                          "",
+	} {
+		if got := strings.Join(buildRequires(text), " "); got != want {
+			t.Errorf("buildRequires(%q) = %q, want %q", text, got, want)
+		}
+	}
+}
+
 // FuzzManifestDeps: any text read as any manifest kind yields bounded, non-empty names, and the
 // lookalike check of each never panics.
 func FuzzManifestDeps(f *testing.F) {
@@ -256,5 +273,8 @@ func FuzzManifestDeps(f *testing.F) {
 			}
 		}
 		_ = goModuleLookalike(text)
+		if br := buildRequires(text); len(br) > maxManifestNames {
+			t.Fatalf("%d build requirements", len(br))
+		}
 	})
 }

@@ -101,6 +101,11 @@ func (s *state) manifestEffects(clean, text string) {
 		}
 		return
 	}
+	if kind == "pytoml" && strings.EqualFold(path.Base(clean), "pyproject.toml") {
+		for _, n := range buildRequires(text) {
+			s.addToolEffect(Effect{Kind: EffectInstall, Target: n, Program: prog, Detail: "build_requirement"})
+		}
+	}
 	popularOnce.Do(loadPopular)
 	for _, d := range manifestDeps(kind, text) {
 		if p := lookalikeOf(d.reg, d.name); p != "" {
@@ -274,6 +279,39 @@ func writtenImages(kind, text string) []string {
 	}
 	for _, m := range imageKeyRE.FindAllStringSubmatch(text, maxManifestNames) {
 		add(m[1])
+	}
+	return out
+}
+
+// buildRequires reads the names of a pyproject.toml's [build-system] requires array (in a
+// fragment without a section header, a requires = [ … ] key): the packages every build
+// installs and runs before any lock file applies (rego/build_requires.rego).
+func buildRequires(text string) []string {
+	var out []string
+	section, in := "", false
+	for _, l := range strings.Split(text, "\n") {
+		t := strings.TrimSpace(l)
+		if m := tomlHeaderRE.FindStringSubmatch(t); m != nil && !strings.Contains(t, "=") {
+			section, in = strings.ToLower(m[1]), false
+			continue
+		}
+		if section != "" && section != "build-system" {
+			continue
+		}
+		if k, _, ok := strings.Cut(t, "="); ok && strings.Trim(strings.TrimSpace(k), `"'`) == "requires" {
+			in = true
+		}
+		if !in {
+			continue
+		}
+		for _, m := range quotedReqRE.FindAllStringSubmatch(t, 16) {
+			if len(out) < maxManifestNames {
+				out = append(out, strings.ToLower(m[1]))
+			}
+		}
+		if strings.Contains(t, "]") {
+			in = false
+		}
 	}
 	return out
 }

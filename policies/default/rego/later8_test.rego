@@ -97,3 +97,13 @@ test_install_script_to_registry_allowed if {
 	inp := exec([eff("autorun", "registry.npmjs.org", "autorun:/w/package.json", "connect")])
 	not "workspace.autorun-connects" in rules(shield.escalate) with input as inp
 }
+
+test_unknown_build_requirement_escalated if {
+	inp := exec([eff("install", "acme-helpr", "write:/w/pyproject.toml", "build_requirement")])
+	"supply.build-requirement" in rules(shield.escalate) with input as inp
+}
+
+test_known_build_backend_not_escalated if {
+	inp := exec([eff("install", "setuptools_scm", "write:/w/pyproject.toml", "build_requirement"), eff("install", "Hatchling", "write:/w/pyproject.toml", "build_requirement")])
+	not "supply.build-requirement" in rules(shield.escalate) with input as inp
+}
