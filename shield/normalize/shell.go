@@ -217,7 +217,8 @@ func (w *walker) stmt(f frame, st *syntax.Stmt, pipe bool, idx int, bg bool) {
 		raw := slice(f.src, st.Pos(), st.End())
 		w.builtinAssigns(ws)
 		w.emit(f, ws, raw, redirs, env, pipe, idx, bg, stdin)
-		w.emptiedByRedirects(ws, trunc) // emptied.go: : > f, > f
+		w.emptiedByRedirects(ws, trunc)      // emptied.go: : > f, > f
+		w.downloadRedirects(effStart, trunc) // later_downloads.go: curl URL > file
 		carried := w.linkCmd(effStart, raw)
 		if len(c.Args) == 0 {
 			for _, a := range c.Assigns {
@@ -472,9 +473,9 @@ func (w *walker) redirects(f frame, rs []*syntax.Redirect) ([]Redirect, string) 
 			for i := from; i < len(w.s.act.Effects); i++ {
 				w.s.fx().origin[i] = "redirect"
 			}
-			if r.Op == syntax.RdrOut || r.Op == syntax.ClbOut || r.Op == syntax.RdrAll {
+			if r.Op == syntax.RdrOut || r.Op == syntax.ClbOut || r.Op == syntax.RdrAll || r.Op == syntax.AppOut || r.Op == syntax.AppAll {
 				if rd.Fd == "" || rd.Fd == "1" {
-					w.trunc = append(w.trunc, truncRedir{raw: target, dyn: tdyn, from: from, to: len(w.s.act.Effects)})
+					w.trunc = append(w.trunc, truncRedir{raw: target, dyn: tdyn, from: from, to: len(w.s.act.Effects), appends: r.Op == syntax.AppOut || r.Op == syntax.AppAll})
 				}
 			}
 		}
