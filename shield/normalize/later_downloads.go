@@ -210,7 +210,8 @@ func (w *walker) ghReleaseDownload(args words) {
 
 // downloadRedirects: a downloader's output redirected into a file (curl -s URL > gradlew,
 // wget -qO- URL >> .envrc) is the download written there: the write is recorded as the
-// downloader's, so the rules that pair a download with its destination see it.
+// downloader's, so the rules that pair a download with its destination see it. Only workspace
+// files that are not sensitive: the others are judged by the rules of their kind.
 func (w *walker) downloadRedirects(effStart int, redirs []truncRedir) {
 	if len(redirs) == 0 {
 		return
@@ -228,7 +229,8 @@ func (w *walker) downloadRedirects(effStart int, redirs []truncRedir) {
 	}
 	for _, t := range redirs {
 		for i := t.from; i < t.to && i < len(s.act.Effects); i++ {
-			if e := s.act.Effects[i]; e.Kind == EffectWrite {
+			// Sensitive targets (known_hosts, hooks, rc files) are judged by their own rules.
+			if e := s.act.Effects[i]; e.Kind == EffectWrite && e.InWorkspace && !e.Sensitive {
 				s.addEffect(Effect{Kind: EffectWrite, Target: e.Target, Program: prog, Detail: "download", InWorkspace: e.InWorkspace, Sensitive: e.Sensitive, Unresolved: e.Unresolved})
 			}
 		}
