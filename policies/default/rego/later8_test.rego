@@ -107,3 +107,25 @@ test_known_build_backend_not_escalated if {
 	inp := exec([eff("install", "setuptools_scm", "write:/w/pyproject.toml", "build_requirement"), eff("install", "Hatchling", "write:/w/pyproject.toml", "build_requirement")])
 	not "supply.build-requirement" in rules(shield.escalate) with input as inp
 }
+
+test_install_over_plain_http_blocked if {
+	inp := exec([eff("connect", "198.51.100.30", "pip", "http"), eff("install", "requests", "pip", "registry")])
+	"supply.insecure-package-source" in rules(shield.deny) with input as inp
+}
+
+test_install_from_local_http_index_not_blocked if {
+	inp := exec([eff("connect", "localhost", "pip", "http"), eff("install", "mypkg", "pip", "registry")])
+	not "supply.insecure-package-source" in rules(shield.deny) with input as inp
+	inp2 := exec([eff("connect", "10.0.0.12", "pip", "http"), eff("install", "lib", "pip", "registry")])
+	not "supply.insecure-package-source" in rules(shield.deny) with input as inp2
+}
+
+test_plain_http_download_without_install_not_this_rule if {
+	inp := exec([eff("connect", "example.org", "curl", "http")])
+	not "supply.insecure-package-source" in rules(shield.deny) with input as inp
+}
+
+test_trusted_host_with_foreign_source_blocked if {
+	inp := exec([eff("install", "--trusted-host pypi.exfil.example", "pip", "verification_off"), eff("connect", "pypi.exfil.example", "pip", "https"), eff("install", "flask", "pip", "registry")])
+	"supply.insecure-package-source" in rules(shield.deny) with input as inp
+}
