@@ -329,6 +329,7 @@ func (s *state) autorunEffects(clean, content string) {
 			s.addToolEffect(e)
 		}
 	}
+	s.autorunConnects(ctx, kind, clean, content, prog)      // autorun_beacon.go: self-running code that connects
 	for _, e := range autorunBuildFindings(kind, content) { // autorun_build.go
 		e.Program = prog
 		s.addToolEffect(e)

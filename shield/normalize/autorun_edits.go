@@ -31,22 +31,24 @@ func (w *walker) laterEdits(name string, args words) {
 	}
 	switch name {
 	case "npm", "pnpm", "bun", "yarn":
-		scripts := map[string]string{}
+		// Every key set, as the document it makes (scripts.prepare=X is {"scripts":{"prepare":X}};
+		// dependencies.NAME=RANGE is a dependency, manifest_writes.go).
+		set := map[string]any{}
 		ops := nonOptions(argv)
 		switch {
 		case len(ops) > 2 && ops[0] == "pkg" && ops[1] == "set":
 			for _, kv := range ops[2:] {
-				if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "scripts.") {
-					scripts[strings.TrimPrefix(k, "scripts.")] = v
+				if k, v, ok := strings.Cut(kv, "="); ok && k != "" {
+					setDotted(set, k, v)
 				}
 			}
 		case len(ops) > 2 && ops[0] == "set-script":
-			scripts[ops[1]] = strings.Join(ops[2:], " ")
+			setDotted(set, "scripts."+ops[1], strings.Join(ops[2:], " "))
 		}
-		if len(scripts) == 0 {
+		if len(set) == 0 {
 			return
 		}
-		doc, _ := json.Marshal(map[string]any{"scripts": scripts})
+		doc, _ := json.Marshal(set)
 		if clean, ok := resolvePath("package.json", s.cwd, s.n.opt.Home); ok {
 			s.recordWritten(clean, string(doc))
 		}
@@ -55,6 +57,25 @@ func (w *walker) laterEdits(name string, args words) {
 	case "gh":
 		forgeContentsWrite(s, argv)
 	}
+}
+
+// setDotted sets a.b.c = v in doc (npm pkg set's key syntax; [] and quoted keys as plain
+// names), bounded in depth.
+func setDotted(doc map[string]any, key, v string) {
+	parts := strings.Split(key, ".")
+	if len(parts) > 8 {
+		return
+	}
+	cur := doc
+	for _, p := range parts[:len(parts)-1] {
+		next, _ := cur[p].(map[string]any)
+		if next == nil {
+			next = map[string]any{}
+			cur[p] = next
+		}
+		cur = next
+	}
+	cur[parts[len(parts)-1]] = v
 }
 
 // recordWritten adds text to what the call writes to clean (sessions.go keeps it per call; the

@@ -66,6 +66,8 @@ func installRegistry(prog string) string {
 		return "crates"
 	case "gem", "bundle", "bundler":
 		return "rubygems"
+	case "go":
+		return "go" // lookalike_go.go
 	}
 	if strings.HasPrefix(prog, "pip") {
 		return "pypi" // pip3, pip3.12
@@ -141,6 +143,9 @@ func packageSkeleton(n string) string {
 // lookalikeOf returns the popular name that n imitates on reg, or "".
 func lookalikeOf(reg, raw string) string {
 	popularOnce.Do(loadPopular)
+	if reg == "go" {
+		return goModuleLookalike(raw) // lookalike_go.go: module paths, not names
+	}
 	names := popular[reg]
 	if names == nil || raw == "" || len(raw) > 214 {
 		return ""

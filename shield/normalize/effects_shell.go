@@ -777,7 +777,11 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 	w.persistentEnv(f, name, ws.sub(1))
 	// autorun_edits.go: files that run later edited by commands (npm pkg set, sed -i, gh api).
 	w.laterEdits(name, ws.sub(1))
-	w.opsEffects(c, name, ws.sub(1)) // ops_effects.go: forged timestamps
+	w.emptyingCommand(f, name, ws.sub(1)) // emptied.go: truncate -s0, cp /dev/null, sed -i d …
+	w.downloadDests(name, ws.sub(1))      // later_downloads.go: curl -O, wget -P, aria2c -d, gh release download
+	w.goModEdits(name, ws.sub(1))         // lookalike_go.go: go mod edit -require/-replace
+	w.orchestratorImages(name, ws.sub(1)) // image_refs.go: kubectl run --image, docker service create, helm --set image
+	w.opsEffects(c, name, ws.sub(1))      // ops_effects.go: forged timestamps
 	sp := s.n.opt.Commands.lookup(name)
 	if sp == nil {
 		if name != "" && !shellBuiltinNoop[name] && !w.funcs[name] {

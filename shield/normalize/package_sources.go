@@ -375,6 +375,15 @@ func (w *walker) sourceCommands(name string, ws []string) {
 	case name == "poetry" && len(ws) > 3 && ws[0] == "source" && ws[1] == "add":
 		w.packageSource(name, ws[3])
 		return
+	case name == "dotnet" && len(ws) > 3 && ws[0] == "nuget" && ws[1] == "add" && ws[2] == "source",
+		name == "nuget" && len(ws) > 2 && ws[0] == "sources" && (ws[1] == "add" || ws[1] == "update"):
+		// dotnet nuget add source URL; nuget sources add -Source URL: packages from there.
+		for _, v := range ws[2:] {
+			if strings.Contains(v, "://") {
+				w.packageSource(name, v)
+			}
+		}
+		return
 	case name == "uv" && len(ws) > 0 && ws[0] == "add":
 		// uv add --index NAME=URL: the option's value was taken by the spec; see sourceOptions.
 	}

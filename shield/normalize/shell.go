@@ -47,6 +47,9 @@ type walker struct {
 	// piped: text a pipeline stage prints for a later stage to write into a file (shell_writes.go:
 	// jq's assignments, sponge or tee write them).
 	piped string
+	// trunc: the truncating redirections of the statement whose redirections were read last
+	// (emptied.go).
+	trunc []truncRedir
 }
 
 // defaultIFS is the shell's field separators when IFS is not set.
@@ -173,6 +176,10 @@ func (w *walker) stmt(f frame, st *syntax.Stmt, pipe bool, idx int, bg bool) {
 	bg = bg || st.Background
 	effStart := len(w.s.act.Effects)
 	redirs, stdin := w.redirects(f, st.Redirs)
+	trunc := w.trunc // emptied.go
+	if st.Cmd == nil {
+		w.emptiedByRedirects(words{}, trunc) // "> f" alone empties f
+	}
 	switch c := st.Cmd.(type) {
 	case *syntax.CallExpr:
 		w.substBytes = 0
@@ -210,6 +217,8 @@ func (w *walker) stmt(f frame, st *syntax.Stmt, pipe bool, idx int, bg bool) {
 		raw := slice(f.src, st.Pos(), st.End())
 		w.builtinAssigns(ws)
 		w.emit(f, ws, raw, redirs, env, pipe, idx, bg, stdin)
+		w.emptiedByRedirects(ws, trunc)      // emptied.go: : > f, > f
+		w.downloadRedirects(effStart, trunc) // later_downloads.go: curl URL > file
 		carried := w.linkCmd(effStart, raw)
 		if len(c.Args) == 0 {
 			for _, a := range c.Assigns {
@@ -422,6 +431,7 @@ func (w *walker) assign(f frame, a *syntax.Assign) string {
 // the here-document or here-string text (what a shell reading stdin would run).
 func (w *walker) redirects(f frame, rs []*syntax.Redirect) ([]Redirect, string) {
 	var out []Redirect
+	w.trunc = nil
 	stdin := ""
 	for _, r := range rs {
 		rd := Redirect{Op: r.Op.String()}
@@ -462,6 +472,11 @@ func (w *walker) redirects(f frame, rs []*syntax.Redirect) ([]Redirect, string) 
 			w.pathEffect(kind, "redirect", target, tdyn)
 			for i := from; i < len(w.s.act.Effects); i++ {
 				w.s.fx().origin[i] = "redirect"
+			}
+			if r.Op == syntax.RdrOut || r.Op == syntax.ClbOut || r.Op == syntax.RdrAll || r.Op == syntax.AppOut || r.Op == syntax.AppAll {
+				if rd.Fd == "" || rd.Fd == "1" {
+					w.trunc = append(w.trunc, truncRedir{raw: target, dyn: tdyn, from: from, to: len(w.s.act.Effects), appends: r.Op == syntax.AppOut || r.Op == syntax.AppAll})
+				}
 			}
 		}
 		out = append(out, rd)

@@ -73,8 +73,9 @@ func (s *state) toolEffects(e *Entry, known bool) {
 		s.structuredEffects()    // tools_data.go: credentials in the URLs a command requests
 		s.nestedConnectEffects() // urls_nested.go: where a redirect or a link-follower goes
 		for _, t := range sortedKeys(s.written) {
-			s.autorunEffects(t, s.written[t]) // autorun_code.go: files that run later
-			s.envFileEffects(t, s.written[t]) // shell_writes.go: env files' loader variables
+			s.autorunEffects(t, s.written[t])  // autorun_code.go: files that run later
+			s.envFileEffects(t, s.written[t])  // shell_writes.go: env files' loader variables
+			s.manifestEffects(t, s.written[t]) // manifest_writes.go: dependencies and images written
 		}
 		s.writtenStrings()        // shell_writes.go: written text read like a file tool's content
 		s.historyRemovalEffects() // tools_history.go
@@ -159,8 +160,9 @@ func (s *state) toolEffects(e *Entry, known bool) {
 	if a.Content != "" && a.Class != ClassFileRead && a.Class != ClassFileList && a.Class != ClassFileSearch {
 		for _, p := range a.Paths {
 			if p.Role == RoleWrite || p.Role == RoleDest {
-				s.autorunEffects(p.Clean, s.editedText(a.Content, p.Clean)) // autorun_code.go, autorun_build.go: files that run later
-				s.envFileEffects(p.Clean, s.editedText(a.Content, p.Clean)) // shell_writes.go: env files' loader variables
+				s.autorunEffects(p.Clean, s.editedText(a.Content, p.Clean))  // autorun_code.go, autorun_build.go: files that run later
+				s.envFileEffects(p.Clean, s.editedText(a.Content, p.Clean))  // shell_writes.go: env files' loader variables
+				s.manifestEffects(p.Clean, s.editedText(a.Content, p.Clean)) // manifest_writes.go: dependencies and images written
 			}
 		}
 	}
