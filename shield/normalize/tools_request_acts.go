@@ -56,11 +56,12 @@ type lexRequestActsFile struct {
 	CITriggers  []string `yaml:"ci_triggers"`
 	CIUntrusted []string `yaml:"ci_untrusted"`
 	CIChange    []string `yaml:"ci_change_verbs"`
+	Ungated     []string `yaml:"ungated_tokens"`
 }
 
 type lexRequestActs struct {
 	grant, authority, membership, ship, skip, gates, claims, channels, ciTriggers, ciUntrusted, ciChange []lexPhrase
-	authorityWords, roleTail                                                                             map[string]bool
+	authorityWords, roleTail, ungatedTokens                                                              map[string]bool
 }
 
 func parseRequestActs(f lexRequestActsFile) lexRequestActs {
@@ -82,6 +83,12 @@ func parseRequestActs(f lexRequestActsFile) lexRequestActs {
 	for _, p := range a.authority {
 		if len(p.words) == 1 {
 			a.authorityWords[p.words[0]] = true
+		}
+	}
+	a.ungatedTokens = map[string]bool{}
+	for _, w := range f.Ungated {
+		for _, t := range intentWords(w) {
+			a.ungatedTokens[t] = true
 		}
 	}
 	a.roleTail = map[string]bool{}
@@ -135,8 +142,8 @@ func (s *state) requestActs(text string) {
 	sentences := sentenceEnd.Split(text, 256)
 	ci := ciState{}
 	for _, sent := range sentences {
-		words := intentWords(sent)
-		s.grantActs(lx, words)
+		words := intentWords(mentionRE.ReplaceAllString(sent, "$0 ,")) // "@bot grant …": the request starts after the mention
+		s.grantActs(lx, sent, words)
 		s.ungatedActs(lx, words)
 		s.outOfBandClaims(ra, words)
 		ci.read(lx, words)
@@ -147,7 +154,7 @@ func (s *state) requestActs(text string) {
 }
 
 // grantActs: a grant verb asked for, a grantee, an authority word.
-func (s *state) grantActs(lx *ProseLexicon, words []string) {
+func (s *state) grantActs(lx *ProseLexicon, sent string, words []string) {
 	ra := &lx.requestActs
 	for i := range words {
 		v, ok := matchAt(ra.grant, words, i)
@@ -163,16 +170,25 @@ func (s *state) grantActs(lx *ProseLexicon, words []string) {
 			if !ok {
 				continue
 			}
-			grantee := strings.Join(nonFill(lx, words[start:k]), " ")
-			if grantee == "" && k+n+1 < len(words) && (words[k+n] == "to" || words[k+n] == "for") {
-				grantee = words[k+n+1] // "give admin to bob"
-			} else if !ra.roleEnds(words, k+n) {
+			if !ra.roleEnds(words, k+n) {
 				continue
 			}
-			if grantee == "" || grantee != "" && notGrantee(words[start:k]) {
+			// The grantee stands first: "invite X to acme/infra with admin access".
+			between := words[start:k]
+			for j, w := range between {
+				if granteeEnd[w] && j > 0 {
+					between = between[:j]
+					break
+				}
+			}
+			grantee := strings.Join(nonFill(lx, between), " ")
+			if grantee == "" {
+				grantee = granteeAfter(words, k+n) // "give admin access on acme/app to bob"
+			}
+			if grantee == "" || notGrantee(between) {
 				break
 			}
-			s.addToolEffect(Effect{Kind: EffectPrivilege, Target: grantee + " " + role, Detail: DetailGrantRequested})
+			s.addToolEffect(Effect{Kind: EffectPrivilege, Target: withAddress(sent, grantee) + " " + role, Detail: DetailGrantRequested})
 			return
 		}
 	}
@@ -185,14 +201,19 @@ func (s *state) grantActs(lx *ProseLexicon, words []string) {
 		if !ok || negatedClause(words, i) {
 			continue
 		}
+		subject := strings.Join(nonFill(lx, words[max(0, i-3):i]), " ")
+		if len(m.words) == 1 && tokenAuthority(ra, m.words[0]) {
+			// The predicate names the authority itself (is_admin, owner_of, trusted_by).
+			s.addToolEffect(Effect{Kind: EffectPrivilege, Target: strings.TrimSpace(withAddress(sent, subject) + " " + m.words[0]), Detail: DetailAuthorityStated})
+			return
+		}
 		start := i + len(m.words)
 		for k := start; k < len(words) && k <= start+3; k++ {
 			if clauseBreak[words[k]] {
 				break
 			}
 			if n, role, ok := ra.authorityAt(words, k); ok && ra.roleEnds(words, k+n) {
-				subject := strings.Join(nonFill(lx, words[max(0, i-3):i]), " ")
-				s.addToolEffect(Effect{Kind: EffectPrivilege, Target: strings.TrimSpace(subject + " " + role), Detail: DetailAuthorityStated})
+				s.addToolEffect(Effect{Kind: EffectPrivilege, Target: strings.TrimSpace(withAddress(sent, subject) + " " + role), Detail: DetailAuthorityStated})
 				return
 			}
 			if !lx.fill[words[k]] && k > start {
@@ -200,6 +221,46 @@ func (s *state) grantActs(lx *ProseLexicon, words []string) {
 			}
 		}
 	}
+}
+
+// granteeAfter: the word after "to" or "for" within a few words of the authority phrase.
+func granteeAfter(words []string, k int) string {
+	for j := k; j < len(words) && j <= k+5; j++ {
+		if clauseBreak[words[j]] && words[j] != "and" {
+			return ""
+		}
+		if (words[j] == "to" || words[j] == "for") && j+1 < len(words) {
+			return words[j+1]
+		}
+	}
+	return ""
+}
+
+// granteeEnd: words after which a grantee phrase ends ("X to acme/infra with …").
+var granteeEnd = set("to", "with", "on", "as", "into", "at", "in")
+
+// tokenAuthority: a predicate token with an authority part (is_admin, owner_of, trusted_by).
+func tokenAuthority(ra *lexRequestActs, w string) bool {
+	for _, part := range strings.FieldsFunc(w, func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
+		if ra.authorityWords[part] {
+			return true
+		}
+	}
+	return false
+}
+
+// withAddress gives back the e-mail address a grantee phrase was split from ("jdoe
+// partner.example" is jdoe@partner.example): whether it is outside the organisation is judged on
+// the address (request_acts.rego).
+func withAddress(sent, who string) string {
+	for _, m := range textRecipientRE.FindAllString(sent, 8) {
+		local, domain, _ := strings.Cut(strings.ToLower(m), "@")
+		l := strings.Trim(local, "'-.")
+		if strings.Contains(who, domain) && strings.Contains(who, l) || l != "" && strings.HasPrefix(who, l) && (len(who) == len(l) || who[len(l)] == ' ') {
+			return strings.ToLower(m)
+		}
+	}
+	return who
 }
 
 // grantStop: words that make what stands between a grant verb and an authority word something
@@ -250,9 +311,15 @@ func (s *state) ungatedActs(lx *ProseLexicon, words []string) {
 				s.addToolEffect(Effect{Kind: EffectPrivilege, Target: ship + " skipping " + strings.Join(g.words, " "), Detail: DetailUngated})
 				return
 			}
-			if !lx.fill[words[k]] {
+			if clauseBreak[words[k]] {
 				break
 			}
+		}
+	}
+	for _, w := range words {
+		if ra.ungatedTokens[w] {
+			s.addToolEffect(Effect{Kind: EffectPrivilege, Target: ship + " " + w, Detail: DetailUngated})
+			return
 		}
 	}
 }

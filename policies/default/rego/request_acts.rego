@@ -14,7 +14,8 @@ import rego.v1
 # The details of tools_request_acts.go (effects.privilege leaves them to the rules below).
 request_act_details := {"grant requested", "authority stated", "ungated release requested", "ci exposure requested", "out-of-band approval claimed"}
 
-request_act(d) := e if {
+# request_acts(d): the effects of detail d (a set: a text may ask for several).
+request_acts(d) := {e |
 	some e in input.effects
 	e.kind == "privilege"
 	e.detail == d
@@ -23,20 +24,20 @@ request_act(d) := e if {
 # Authority given to someone: a human decides.
 escalate contains finding("requested.grant", sprintf("asks %s to give %s", [input.tool, e.target])) if {
 	requested_class
-	e := request_act("grant requested")
+	some e in request_acts("grant requested")
 }
 
 # Authority given on an approval nobody can check here ("the owner said yes on the phone"), or
 # to an address outside the organisation's domains: the shape of social engineering.
 deny contains finding("requested.grant-outsider", sprintf("asks %s to give %s on an approval claimed %s", [input.tool, e.target, trim_prefix(c.target, "claimed approval: ")])) if {
 	requested_class
-	e := request_act("grant requested")
-	c := request_act("out-of-band approval claimed")
+	some e in request_acts("grant requested")
+	some c in request_acts("out-of-band approval claimed")
 }
 
 deny contains finding("requested.grant-outsider", sprintf("asks %s to give %s to an identity outside the organisation", [input.tool, e.target])) if {
 	requested_class
-	e := request_act("grant requested")
+	some e in request_acts("grant requested")
 	some m in regex.find_all_string_submatch_n(`@([a-z0-9-]+(?:\.[a-z0-9-]+)+)`, lower(e.target), 4)
 	not host_in_list(m[1], data.shield.lists.internal_email_domains)
 }
@@ -44,13 +45,13 @@ deny contains finding("requested.grant-outsider", sprintf("asks %s to give %s to
 # A memory that states someone holds authority: later sessions take it as true.
 escalate contains finding("memory.authority-stated", sprintf("records as a standing fact that %s", [e.target])) if {
 	input.class == "memory_write"
-	e := request_act("authority stated")
+	some e in request_acts("authority stated")
 }
 
 # A merge, deploy or release asked for past its gates (tests, review, CI, approval).
 escalate contains finding("requested.ungated-release", sprintf("asks %s to %s", [input.tool, e.target])) if {
 	requested_class
-	e := request_act("ungated release requested")
+	some e in request_acts("ungated release requested")
 }
 
 # A workflow change that runs a pull request's code with the repository's secrets (a
@@ -58,14 +59,14 @@ escalate contains finding("requested.ungated-release", sprintf("asks %s to %s", 
 # forks): anyone who opens a pull request gets them.
 deny contains finding("requested.ci-exposure", sprintf("asks %s for a change where the %s", [input.tool, e.target])) if {
 	requested_class
-	e := request_act("ci exposure requested")
+	some e in request_acts("ci exposure requested")
 }
 
 # An approval claimed through an unverifiable channel, given as the reason for an act asked of a
 # sub-agent or a schedule, or for another privileged act: a human confirms.
 escalate contains finding("requested.claimed-approval", sprintf("asks %s to act on an approval claimed %s", [input.tool, trim_prefix(c.target, "claimed approval: ")])) if {
 	requested_class
-	c := request_act("out-of-band approval claimed")
+	some c in request_acts("out-of-band approval claimed")
 	request_act_present(c)
 }
 
