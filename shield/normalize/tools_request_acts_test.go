@@ -79,6 +79,7 @@ func TestCodeURLTargets(t *testing.T) {
 		{"puppeteer_evaluate", map[string]any{"script": "fetch('http://127.0.0.1:2375/info')"}, "http://127.0.0.1:2375/info", URLRequest},
 		{"Runtime.evaluate", map[string]any{"expression": "new WebSocket('ws://127.0.0.1:9222/devtools')"}, "ws://127.0.0.1:9222/devtools", URLRequest},
 		{"execute_script", map[string]any{"script": "document.title", "note": "see https://docs.example/x"}, "https://docs.example/x", URLText},
+		{"puppeteer_evaluate", map[string]any{"script": "fetch('//127.0.0.1:2375/info')"}, "http://127.0.0.1:2375/info", URLRequest},
 	}
 	for _, tc := range cases {
 		a := n.Normalize(tc.tool, tc.args, "")
@@ -93,6 +94,32 @@ func TestCodeURLTargets(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("%s: no URL %s in %+v", tc.tool, tc.raw, a.URLs)
+		}
+	}
+}
+
+// TestCodeLoopbackRuntime: a loopback origin whose port the code joins at run time is an
+// unresolved connection; a same-origin path joined at run time and a literal port are not.
+func TestCodeLoopbackRuntime(t *testing.T) {
+	t.Parallel()
+	n := New(defaultCatalog(t), specOpts(t, Options{Workspace: ws, Home: home}))
+	for code, want := range map[string]bool{
+		"fetch('http://127.0.0.1:' + p + '/x')":       true,
+		"fetch(`http://localhost:${port}/pods`)":      true,
+		"new WebSocket(\"ws://[::1]:\" + port)":       true,
+		"fetch('/api/' + id)":                         false,
+		"fetch('http://127.0.0.1:3000/api/' + id)":    false,
+		"fetch('https://api.example.com/' + version)": false,
+	} {
+		a := n.Normalize("puppeteer_evaluate", map[string]any{"script": code}, "")
+		got := false
+		for _, e := range a.Effects {
+			if e.Detail == DetailLoopbackRuntime && e.Unresolved {
+				got = true
+			}
+		}
+		if got != want {
+			t.Errorf("%s: run-time loopback target %v, want %v (%v)", code, got, want, effectStrings(a.Effects))
 		}
 	}
 }
