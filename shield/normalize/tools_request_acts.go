@@ -57,10 +57,13 @@ type lexRequestActsFile struct {
 	CIUntrusted []string `yaml:"ci_untrusted"`
 	CIChange    []string `yaml:"ci_change_verbs"`
 	Ungated     []string `yaml:"ungated_tokens"`
+	CapVerbs    []string `yaml:"capability_verbs"`
+	Caps        []string `yaml:"capabilities"`
 }
 
 type lexRequestActs struct {
 	grant, authority, membership, ship, skip, gates, claims, channels, ciTriggers, ciUntrusted, ciChange []lexPhrase
+	capVerbs, caps                                                                                       []lexPhrase
 	authorityWords, roleTail, ungatedTokens                                                              map[string]bool
 }
 
@@ -71,7 +74,8 @@ func parseRequestActs(f lexRequestActsFile) lexRequestActs {
 		out *[]lexPhrase
 	}{{f.GrantVerbs, &a.grant}, {f.Authority, &a.authority}, {f.Membership, &a.membership}, {f.ShipVerbs, &a.ship},
 		{f.SkipWords, &a.skip}, {f.Gates, &a.gates}, {f.Claims, &a.claims}, {f.Channels, &a.channels},
-		{f.CITriggers, &a.ciTriggers}, {f.CIUntrusted, &a.ciUntrusted}, {f.CIChange, &a.ciChange}} {
+		{f.CITriggers, &a.ciTriggers}, {f.CIUntrusted, &a.ciUntrusted}, {f.CIChange, &a.ciChange},
+		{f.CapVerbs, &a.capVerbs}, {f.Caps, &a.caps}} {
 		for _, p := range l.in {
 			if ws := intentWords(p); len(ws) > 0 {
 				*l.out = append(*l.out, lexPhrase{words: ws})
@@ -190,6 +194,35 @@ func (s *state) grantActs(lx *ProseLexicon, sent string, words []string) {
 			}
 			s.addToolEffect(Effect{Kind: EffectPrivilege, Target: withAddress(sent, grantee) + " " + role, Detail: DetailGrantRequested})
 			return
+		}
+	}
+	// A capability given: "allow outsider-user to merge to main", "let the bot approve its own PRs".
+	for i := range words {
+		v, ok := matchAt(ra.capVerbs, words, i)
+		if !ok || !lx.isRequest(words, i) || negatedClause(words, i) {
+			continue
+		}
+		start := i + len(v.words)
+		for k := start + 1; k < len(words) && k <= start+5; k++ {
+			at := k + 1 // "allow X to merge"
+			if words[k] != "to" {
+				if clauseBreak[words[k]] || grantStop[words[k]] {
+					break
+				}
+				if _, ok := matchAt(ra.caps, words, k); !ok {
+					continue
+				}
+				at = k // "let X approve"
+			}
+			if c, ok := matchAt(ra.caps, words, at); ok {
+				grantee := strings.Join(nonFill(lx, words[start:k]), " ")
+				if grantee != "" {
+					s.addToolEffect(Effect{Kind: EffectPrivilege, Target: withAddress(sent, grantee) + " may " + strings.Join(c.words, " "), Detail: DetailGrantRequested})
+					return
+				}
+				continue // "let the release bot …": a capability word inside the grantee
+			}
+			break
 		}
 	}
 	// A standing statement of authority, in what later sessions take as true.
