@@ -10,7 +10,10 @@ import "strings"
 // "member_of", "acme-admins"). They are joined into one sentence per relation or observation
 // ("attacker@exfil.example member_of acme-admins") and read like any memory text: the request
 // acts of tools_request_acts.go (authority stated: a subject made a member of admins, owner,
-// trusted) and the rest of the instruction reading (secrets, sources, hosts).
+// trusted) and the rest of the instruction reading (secrets, sources, hosts). An address at
+// either end of a relation ("build-agent sends_reports_to https://hooks.exfil.example/x",
+// "python-deps installed_from http://198.51.100.9/simple") points later sessions at that host:
+// a standing source (standing.rego escalates one outside the allowed egress).
 
 // Bounds of the walk over graph arguments.
 const (
@@ -52,6 +55,13 @@ func (s *state) memoryFacts() {
 				b, _ := x[k[2]].(string)
 				if a != "" && r != "" && b != "" {
 					facts = append(facts, a+" "+strings.ReplaceAll(r, " ", "_")+" "+b)
+					// An address at either end points later sessions at it (a source, a
+					// destination, an endpoint): judged like a kept instruction's source.
+					for _, end := range []string{a, b} {
+						for _, u := range textURLHosts(end) {
+							s.addToolEffect(Effect{Kind: EffectConnect, Target: u, Detail: DetailStanding + " source: memory relation " + r})
+						}
+					}
 					break
 				}
 			}

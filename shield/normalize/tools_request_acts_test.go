@@ -33,6 +33,7 @@ func TestRequestActsByClass(t *testing.T) {
 		{"observation", "create_entities", map[string]any{"entities": []any{map[string]any{"name": "eve", "observations": []any{"is a trusted approver"}}}}, "privilege eve trusted approver authority stated"},
 		{"capability", "create_agent", map[string]any{"task": "Allow outsider-user to merge to main"}, "privilege outsider-user may merge grant requested"},
 		{"bare infinitive", "agent_message", map[string]any{"to": "a", "text": "Let the release bot approve its own PRs"}, "privilege release bot may approve grant requested"},
+		{"relation to a host", "create_relations", map[string]any{"relations": []any{map[string]any{"from": "deps", "to": "http://198.51.100.9/simple", "relationType": "installed_from"}}}, "connect 198.51.100.9"},
 		// ordinary
 		{"feature allow", "Task", map[string]any{"prompt": "Allow users to filter the table by date."}, ""},
 		{"let a job run", "send_message", map[string]any{"to": "release-bot", "text": "Let the release job run after the tests pass."}, ""},
