@@ -28,6 +28,9 @@ func cliEquivalent(tool string, args map[string]any) string {
 		b = gitToolBuilders[strings.ToLower(tool)] // reach_tools.go
 	}
 	if b == nil {
+		b = forgeToolBuilders[strings.ToLower(tool)] // cli_equivalent_forge.go
+	}
+	if b == nil {
 		return ""
 	}
 	w := &cliWords{args: args}

@@ -105,6 +105,7 @@ func (s *state) toolEffects(e *Entry, known bool) {
 				code = dec
 			}
 			s.codePayloadEffects(a.Tool, code)
+			s.codeURLTargets(code) // tools_code_targets.go
 			continue
 		}
 		s.connectEffect(u)
@@ -154,8 +155,10 @@ func (s *state) toolEffects(e *Entry, known bool) {
 	// subject and every other field too).
 	s.agentTextEffects(read, toAgent || a.Class == ClassMessageSend && known && len(e.Instructions) > 0)
 	s.textEgressEffects(read) // tools_text_egress.go: text that leaves, types, clicks, queries or configures
+	s.memoryFacts()           // tools_memory_facts.go: relations and observations read as sentences
 	if a.Class == ClassCodeExec {
 		s.codePayloadEffects(a.Tool, a.Content) // tools_code.go
+		s.codeURLTargets(a.Content)             // tools_code_targets.go: the URLs code connects to are targets
 	}
 	if a.Content != "" && a.Class != ClassFileRead && a.Class != ClassFileList && a.Class != ClassFileSearch {
 		for _, p := range a.Paths {

@@ -53,6 +53,7 @@ func (s *state) instructionEffects(text string) {
 		s.walker().script(code, 1, "instructions", false)
 	}
 	s.proseEffects(text)   // tools_prose.go
+	s.requestActs(text)    // tools_request_acts.go
 	s.textRecipients(text) // tools_claims.go
 	for _, sent := range sentenceEnd.Split(text, 256) {
 		role := RoleRead

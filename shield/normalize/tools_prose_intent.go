@@ -41,19 +41,20 @@ const (
 
 // ProseLexicon is the parsed intent lexicon.
 type ProseLexicon struct {
-	verbs      []lexPhrase // longest first
-	objects    []lexPhrase // longest first
-	markers    map[string]bool
-	fill       map[string]bool
-	objTargets []lexObject
-	setters    map[string]bool
-	offValues  map[string]bool
-	consent    []lexPhrase // blanket permission claimed ("without asking", "pre-approved")
-	scope      []lexPhrase // what makes it blanket ("any command", "anything", "sudo")
-	claims     lexClaims   // tools_claims.go: claims free text makes that grant nothing
-	standing   lexStanding // tools_standing.go: the rules a memory states
-	heads      map[string]bool
-	approvals  lexApprovals // tools_requests.go: approvals asked of others
+	verbs       []lexPhrase // longest first
+	objects     []lexPhrase // longest first
+	markers     map[string]bool
+	fill        map[string]bool
+	objTargets  []lexObject
+	setters     map[string]bool
+	offValues   map[string]bool
+	consent     []lexPhrase // blanket permission claimed ("without asking", "pre-approved")
+	scope       []lexPhrase // what makes it blanket ("any command", "anything", "sudo")
+	claims      lexClaims   // tools_claims.go: claims free text makes that grant nothing
+	standing    lexStanding // tools_standing.go: the rules a memory states
+	heads       map[string]bool
+	approvals   lexApprovals   // tools_requests.go: approvals asked of others
+	requestActs lexRequestActs // tools_request_acts.go: grants, ungated releases, CI exposure, out-of-band claims
 }
 
 type lexPhrase struct {
@@ -81,6 +82,7 @@ type lexFile struct {
 	Stand   lexStandingFile     `yaml:"standing"`
 	Heads   []string            `yaml:"protection_heads"`
 	Approve lexApprovalsFile    `yaml:"approval_requests"`
+	Acts    lexRequestActsFile  `yaml:"request_acts"`
 	Verbs   map[string][]string `yaml:"verbs"`
 	Markers []string            `yaml:"markers"`
 	Fill    []string            `yaml:"fill"`
@@ -171,6 +173,7 @@ func ParseProseLexicon(name string, data []byte) (*ProseLexicon, error) {
 	lx.claims = parseClaims(f.Claims, f.Gerund) // tools_claims.go
 	lx.standing = parseStanding(f.Stand)        // tools_standing.go
 	lx.approvals = parseApprovals(f.Approve)    // tools_requests.go
+	lx.requestActs = parseRequestActs(f.Acts)   // tools_request_acts.go
 	lx.heads = map[string]bool{}
 	for _, w := range f.Heads {
 		lx.heads[strings.ToLower(w)] = true

@@ -91,6 +91,7 @@ func (s *state) personRequestEffects(body string) {
 	sentences := sentenceEnd.Split(body, 256)
 	s.intentEffects(sentences)
 	s.approvalRequests(sentences)
+	s.requestActs(body) // tools_request_acts.go
 	s.textRecipients(body)
 }
 

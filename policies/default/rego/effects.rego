@@ -441,6 +441,7 @@ deny contains finding("effects.privilege", sprintf("changes privileges (%s)", [e
 	input.class != "exec" # the shell rules judge sudo and friends
 	e.detail != "claimed" # an approval free text claims: request_targets.rego escalates
 	e.detail != "approval requested" # an approval asked of someone else: requests.rego escalates
+	not e.detail in request_act_details # acts asked of others: request_acts.rego judges them
 }
 
 # Exfiltration: a secret read, requested or carried, together with anything leaving the host.
