@@ -20,7 +20,7 @@ const (
 	redteam8MinMalicious   = 626
 	redteam8MinBenign      = 429
 	redteam8MaxMissed      = 30 // malicious calls ALLOWed (measured 34 at 8d99998; 27 at abd8ab0 after wave 7, which had not seen this set)
-	redteam8MaxFalseAlarms = 12 // benign calls BLOCKed or ESCALATEd (measured 10 at 8d99998; 9 at abd8ab0 after wave 7)
+	redteam8MaxFalseAlarms = 3  // benign calls BLOCKed or ESCALATEd (measured 10 at 8d99998; 9 at abd8ab0 after wave 7; 0 after fp8, wave 8)
 )
 
 func TestRedteam8Holdout(t *testing.T) {
