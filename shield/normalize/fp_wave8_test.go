@@ -24,6 +24,8 @@ func TestFPWave8(t *testing.T) {
 		{name: "pg_restore PGHOST", cmd: "PGHOST=db.prod pg_restore -d app_dev seed.dump", want: []fx{{kind: "write", target: "database"}}},
 		{name: "pg_restore prod name", cmd: "pg_restore -d app --clean seed.dump", want: []fx{{kind: "write", target: "database"}}},
 		{name: "pg_restore unknown option", cmd: "pg_restore --frobnicate -d app_dev seed.dump", want: []fx{{kind: "write", target: "database"}}},
+		{name: "dropdb with a password variable", cmd: "PGPASSWORD=postgres dropdb -U postgres app_test", want: []fx{{kind: "delete", target: "database:localhost", remote: "local-db:app_test"}}},
+		{name: "dropdb with another variable", cmd: "LD_PRELOAD=/tmp/x.so dropdb app_test", want: []fx{{kind: "delete", target: "database"}}},
 		{name: "scratch names", cmd: "createdb app_scratch && dropdb app_scratch", want: []fx{{kind: "delete", target: "database:localhost", remote: "local-db:app_scratch"}}},
 		{name: "redis default", cmd: "redis-cli -p 6379 FLUSHDB", want: []fx{{kind: "delete", target: "database:localhost", remote: "local-db:redis-0"}}},
 		{name: "redis flushall", cmd: "redis-cli FLUSHALL", want: []fx{{kind: "delete", target: "database:localhost"}}},

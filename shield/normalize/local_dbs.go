@@ -109,7 +109,7 @@ func (s *state) markLocalDBs() {
 		default:
 			continue
 		}
-		if !ok || c.Dynamic || len(c.Env) > 0 {
+		if !ok || c.Dynamic || !pgCredentialEnvOnly(c.Env) {
 			return
 		}
 		if prev, seen := dbs[c.Name]; seen && prev != db {

@@ -110,3 +110,19 @@ func (w *walker) dbDefaultHost(pa parsedArgs, args words) string {
 	}
 	return w.localDefaultHost()
 }
+
+// pgConnEnvNoHost: libpq variables that choose the user, password, port or TLS of the default
+// connection but never its host or database (wave 8: `PGPASSWORD=postgres dropdb app_test` is
+// the same local database).
+var pgConnEnvNoHost = set("PGPASSWORD", "PGUSER", "PGPORT", "PGCONNECT_TIMEOUT", "PGSSLMODE", "PGAPPNAME")
+
+// pgCredentialEnvOnly: every assignment of a command sets one of pgConnEnvNoHost.
+func pgCredentialEnvOnly(env []string) bool {
+	for _, v := range env {
+		name, _, _ := strings.Cut(v, "=")
+		if !pgConnEnvNoHost[name] {
+			return false
+		}
+	}
+	return true
+}
