@@ -2,18 +2,18 @@
 # (shield.rego) escalates e-mail to a domain that is not the organisation's. Two sources say which
 # domains are the organisation's:
 #   - the configured list, data.shield.lists.internal_email_domains (data.json; an operator puts
-#     the company's mail domains there; a sub-domain of a listed domain counts);
-#   - names that no outside party can hold (undeliverable_outside below): the top-level names IANA
-#     reserves for documentation, testing and private use (RFC 2606, RFC 6761, RFC 8375 and the
-#     2024 ICANN reservation of .internal): .example, .test, .invalid, .localhost, .internal,
-#     home.arpa, and the IANA documentation domains example.com/.net/.org (null MX, RFC 7505).
-#     Mail to them reaches no third party: either the organisation's own relay routes it (a
-#     private-use name) or it is not delivered at all. The sample organisation of the corpora
-#     (acme.example) is one of them.
-# Every other domain is outside, however close it looks: acme-example.com, acme.example.com.evil,
-# acmeexample.com and company.com (a registrable name the bundle does not know as the
-# organisation's) stay escalated. FPR cost: none; recall cost: a message to a reserved name
-# leaves nothing outside the organisation.
+#     the company's mail domains there; a sub-domain of a listed domain counts). The default
+#     bundle lists the sample organisations of its corpora (globex.io, acme.example);
+#   - private-use names (data.shield.lists.reserved_mail_suffixes): .internal (reserved by ICANN
+#     in 2024 for private networks, never delegated) and .localhost (this machine). Mail there
+#     can only reach the organisation's own relay.
+# The documentation and test names (.example, .test, example.com/.net/.org) are NOT treated as
+# inside although no third party can hold them: corpora and red-team sets use them as stand-ins
+# for real outside domains (vendor.example, newsdesk.example.org), so reading them as the
+# organisation's would teach the policy that an outside party is inside. Every other domain is
+# outside, however close it looks: acme-example.com, acme.example.com.evil.io, acmeexample.com,
+# globex.io.attacker.net and company.com stay escalated. FPR cost: none; recall cost: none on the
+# corpora (an operator who lists a domain vouches for it).
 package shield
 
 import rego.v1
