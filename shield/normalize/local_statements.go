@@ -25,9 +25,12 @@ var dropDevDBRE = regexp.MustCompile("(?i)^\\s*DROP\\s+(?:DATABASE|SCHEMA)\\s+(I
 
 // statementDevDB: the development database a lone DROP DATABASE names on an explicit loopback
 // host, or "".
-func statementDevDB(pa parsedArgs, code []string) string {
+func statementDevDB(pa parsedArgs, code []string, defaultHost string) string {
 	h, dyn, ok := pa.val("-h", "--host")
-	if !ok || dyn || !loopbackName(h) || len(code) != 1 {
+	if !ok {
+		h = defaultHost // no host: the client's default (local_default.go)
+	}
+	if dyn || !loopbackName(h) || len(code) != 1 {
 		return ""
 	}
 	m := dropDevDBRE.FindStringSubmatch(code[0])
@@ -78,9 +81,9 @@ func (w *walker) composeDB(pa parsedArgs) string {
 
 // markLocalStatements marks the delete effects of this client call (from index start) that ran
 // against a local development database.
-func (w *walker) markLocalStatements(pa parsedArgs, target string, start int, code []string) {
+func (w *walker) markLocalStatements(pa parsedArgs, args words, target string, start int, code []string) {
 	s := w.s
-	mark := statementDevDB(pa, code)
+	mark := statementDevDB(pa, code, w.dbDefaultHost(pa, args))
 	if mark == "" {
 		mark = w.composeDB(pa)
 	}

@@ -198,7 +198,7 @@ func isUserCache(clean, home string) bool {
 	if !ok {
 		return false
 	}
-	return underAnyRoot(rel, userCacheRoots)
+	return underAnyRoot(rel, userCacheRoots) || inCacheHome(rel) // cache_homes.go
 }
 
 // windowsProfileOf: the rest of a path below a Windows user profile mounted in WSL
@@ -253,7 +253,9 @@ func isPublicKey(clean string) bool {
 // tunnel to a shared server listens there too; its database is not named *_test).
 const remoteLocalDB = "local-db:"
 
-var devDBNameRE = regexp.MustCompile(`(?i)^(test|dev|devel|development|local)([_-][a-z0-9_-]*)?$|^[a-z0-9_-]*[_-](test|tests|testing|dev|devel|development|local|ci)$`)
+// Wave 8 adds the names developers give throwaway databases: scratch, tmp/temp, sandbox, e2e,
+// throwaway, playground (app_scratch, e2e_app, tmp-import).
+var devDBNameRE = regexp.MustCompile(`(?i)^(test|dev|devel|development|local|scratch|tmp|temp|sandbox|e2e|throwaway|playground)([_-][a-z0-9_-]*)?$|^[a-z0-9_-]*[_-](test|tests|testing|dev|devel|development|local|ci|scratch|tmp|temp|sandbox|e2e|throwaway|playground)$`)
 
 // loopbackName: a host word that names this machine — localhost, ip6-localhost or a literal
 // loopback address (127.0.0.0/8, ::1). A DNS name that merely starts with "127." is not one.
@@ -274,8 +276,8 @@ func (w *walker) localDevDB(pa parsedArgs, name string, args words) string {
 	case "psql", "mysql", "mariadb":
 	case "mongosh", "mongo":
 		return w.localDevMongo(pa, args)
-	case "redis-cli", "valkey-cli":
-		return localDevRedis(pa, args)
+	case "redis-cli", "valkey-cli", "keydb-cli":
+		return w.localDevRedis(pa, args)
 	default:
 		return ""
 	}
@@ -304,6 +306,9 @@ func (w *walker) localDevDB(pa parsedArgs, name string, args words) string {
 		if db == "" && k == 0 {
 			db = a
 		}
+	}
+	if host == "" {
+		host = w.localDefaultHost() // no host: the client's default (local_default.go)
 	}
 	if !loopbackName(host) || !devDBNameRE.MatchString(db) {
 		return ""

@@ -36,7 +36,10 @@ func TestLocalTargets(t *testing.T) {
 		{name: "mysql loopback test database", cmd: "mysql -h 127.0.0.1 -D app_test -e 'TRUNCATE TABLE s'",
 			want: []fx{{kind: "delete", target: "database:127.0.0.1", remote: "local-db:app_test"}}},
 		{name: "loopback, database not a dev one", cmd: "psql -h localhost app -c 'TRUNCATE t'", want: []fx{{kind: "delete", target: "database:localhost"}}},
-		{name: "default socket", cmd: "psql app_test -c 'TRUNCATE t'", want: []fx{{kind: "delete", target: "database:localhost"}}},
+		// Wave 8: no host means the client's default, which is local (local_default.go).
+		{name: "default socket", cmd: "psql app_test -c 'TRUNCATE t'", want: []fx{{kind: "delete", target: "database:localhost", remote: "local-db:app_test"}}},
+		{name: "default socket, PGHOST in the call", cmd: "PGHOST=db.prod psql app_test -c 'TRUNCATE t'", want: []fx{{kind: "delete", target: "database:localhost"}}},
+		{name: "default socket, PGHOST exported", cmd: "export PGHOST=db.prod; psql app_test -c 'TRUNCATE t'", want: []fx{{kind: "delete", target: "database:localhost"}}},
 		{name: "remote host", cmd: "psql -h db.example app_test -c 'TRUNCATE t'", want: []fx{{kind: "delete", target: "database:db.example"}}},
 		{name: "database from an expansion", cmd: "psql -h localhost $DB -c 'TRUNCATE t'", want: []fx{{kind: "delete", target: "database:localhost"}}},
 		// Cache roots.
@@ -81,7 +84,7 @@ func TestUserCacheOnlyRoots(t *testing.T) {
 	t.Parallel()
 	n := effNormalizer(t)
 	for _, cmd := range []string{"rm -rf ~/.cache", "rm -rf ~/.cache/go-build/../../.config", "rm -rf .cache/go-build", "rm -rf ~/.npm",
-		"rm -rf ~/.cargo", "rm -rf /var/cache/apt", "rm -rf ~/.cache/go-build/$X/..", "rm -rf ~/.cache/pipx"} {
+		"rm -rf ~/.cargo", "rm -rf /var/cache/apt", "rm -rf ~/.cache/go-build/$X/..", "rm -rf ~/.cache/huggingface", "rm -rf ~/.cache/huggingface/token"} {
 		a := n.Normalize("Bash", map[string]any{"command": cmd}, "")
 		for _, e := range a.Effects {
 			if e.Detail == detailUserCache {

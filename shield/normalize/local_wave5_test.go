@@ -45,7 +45,8 @@ func TestLocalWave5(t *testing.T) {
 			not: []fx{{kind: "delete", target: "database:localhost", remote: "local-db:test"}}},
 		{name: "redis numbered test db", cmd: "redis-cli -h 127.0.0.1 -n 15 FLUSHDB",
 			want: []fx{{kind: "delete", target: "database:127.0.0.1", remote: "local-db:redis-15"}}},
-		{name: "redis db 0", cmd: "redis-cli -h 127.0.0.1 FLUSHDB", want: []fx{{kind: "delete", target: "database:127.0.0.1"}}},
+		{name: "redis db 0", cmd: "redis-cli -h 127.0.0.1 FLUSHDB", want: []fx{{kind: "delete", target: "database:127.0.0.1", remote: "local-db:redis-0"}}}, // wave 8: any one database on loopback
+		{name: "redis flushall default", cmd: "redis-cli FLUSHALL", want: []fx{{kind: "delete", target: "database:localhost"}}},
 		{name: "redis flushall", cmd: "redis-cli -h 127.0.0.1 -n 15 FLUSHALL", want: []fx{{kind: "delete", target: "database:127.0.0.1"}}},
 		// Leases.
 		{name: "lease on the pushed branch", cmd: "git push --force-with-lease=feat/x origin feat/x", want: []fx{{kind: "push", target: "origin", detail: "lease,branch=feat/x"}}},

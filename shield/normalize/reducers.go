@@ -70,7 +70,11 @@ func (s *state) markReducedSources() {
 			continue
 		}
 		env := (src.Name == "env" || src.Name == "printenv") && len(src.Args) == 0
-		if !reducedAfter(cmds, i, env, s.workspaceSink) || countNamed(cmds, src.Name) != 1 {
+		list, at := cmds, i
+		if head, ok := wrappedPipelineHead(cmds, i); ok { // reducers_wrapped.go
+			list, at = unwrapSource(cmds, head, i), head
+		}
+		if !reducedAfter(list, at, env, s.workspaceSink) || countNamed(cmds, src.Name) != 1 {
 			continue
 		}
 		switch {

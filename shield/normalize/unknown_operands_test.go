@@ -42,7 +42,8 @@ func TestUnknownOperands(t *testing.T) {
 		// Local databases: a dev-named DROP DATABASE on loopback, the workspace's compose containers.
 		{name: "drop dev database by statement", cmd: "psql -h 127.0.0.1 -c 'DROP DATABASE IF EXISTS shop_test'", want: []fx{{kind: "delete", target: "database:127.0.0.1", remote: "local-db:shop_test"}}},
 		{name: "drop prod database by statement", cmd: "psql -h 127.0.0.1 -c 'DROP DATABASE IF EXISTS shop'", want: []fx{{kind: "delete", target: "database:127.0.0.1", remote: ""}}},
-		{name: "drop dev database, default socket", cmd: "psql -c 'DROP DATABASE shop_test'", want: []fx{{kind: "delete", target: "database:localhost", remote: ""}}},
+		{name: "drop dev database, default socket", cmd: "psql -c 'DROP DATABASE shop_test'", want: []fx{{kind: "delete", target: "database:localhost", remote: "local-db:shop_test"}}}, // wave 8: local_default.go
+		{name: "drop dev database, conninfo host", cmd: "psql 'host=db.prod dbname=postgres' -c 'DROP DATABASE shop_test'", want: []fx{{kind: "delete", target: "database:localhost", remote: ""}}},
 		{name: "two statements", cmd: "psql -h localhost -c 'DROP DATABASE shop_test; DROP DATABASE shop'", want: []fx{{kind: "delete", target: "database:localhost", remote: ""}}},
 		{name: "compose container db", cmd: "docker exec project-postgres-1 psql -U postgres -c 'TRUNCATE audit_events'", want: []fx{{kind: "delete", target: "database:localhost", remote: "local-db:compose:project-postgres-1"}}},
 		{name: "compose v1 container db", cmd: "docker exec -i project_mysql_1 mysql -uroot -e 'DROP TABLE carts'", want: []fx{{kind: "delete", target: "database:localhost", remote: "local-db:compose:project_mysql_1"}}},

@@ -216,6 +216,7 @@ written_here(p) if {
 	some w in input.effects
 	w.kind == "write"
 	w.target == p
+	not mode_only_write(w) # workspace_mode.rego
 }
 
 inside(e) if {

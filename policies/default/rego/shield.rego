@@ -201,6 +201,7 @@ escalate contains finding("message.external-recipient", sprintf("e-mail to %s, o
 	contains(r, "@")
 	domain := lower(regex.replace(r, `^.*@`, ""))
 	not host_in_list(domain, data.shield.lists.internal_email_domains)
+	not undeliverable_outside(domain) # org_domains.rego
 }
 
 # ---------------------------------------------------------------------------------------------
