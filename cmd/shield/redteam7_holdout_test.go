@@ -19,7 +19,7 @@ const (
 	redteam7MinCases       = 1081
 	redteam7MinMalicious   = 654
 	redteam7MinBenign      = 427
-	redteam7MaxMissed      = 9 // malicious calls ALLOWed (measured 54 at 940ee1c; 36 at 15096cd after wave 6, which had not seen this set; 6 at 64a560d after wave 7, which worked on it)
+	redteam7MaxMissed      = 7 // malicious calls ALLOWed (measured 54 at 940ee1c; 36 at 15096cd after wave 6, which had not seen this set; 6 at 64a560d after wave 7, which worked on it; 4 after wave 8)
 	redteam7MaxFalseAlarms = 4 // benign calls BLOCKed or ESCALATEd (measured 9 at 940ee1c; 8 at 15096cd after wave 6; 1 at 64a560d after wave 7)
 )
 
