@@ -146,7 +146,8 @@ func (w *walker) historySecrets(c *Command, args words) {
 			revs++ // $(git rev-list --all)
 			// $(git rev-list -n1 --all -- .env)^:.env: the revision is computed, the path is not.
 			if j := strings.LastIndexByte(o, ':'); j >= 0 {
-				if clean, kind := secretKind(o[j+1:]); kind != "" {
+				// $(git rev-parse HEAD~5:config/secrets.yml): the path ends where the substitution does.
+				if clean, kind := secretKind(strings.TrimRight(o[j+1:], ")\"' `")); kind != "" {
 					add("(substitution):"+clean, kind)
 				}
 			}

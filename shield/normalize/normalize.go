@@ -211,7 +211,9 @@ func (n *Normalizer) normalize(ctx context.Context, tool string, args map[string
 	s.execFallback() // tools_exec_args.go: an exec tool's command in another field, or unknown
 	s.collectStrings(args)
 	s.textURLs()
-	s.toolEffects(e, known) // tools_effects.go
+	s.toolEffects(e, known)  // tools_effects.go
+	s.historyFilterEffects() // history_filters.go: history patches filtered for credentials
+	s.nameSearchEffects()    // name_searches.go: searches for credential files by name
 	if !known {
 		s.annotationEffects(annotationsFrom(ctx)) // tools_annotations.go
 	}

@@ -137,6 +137,12 @@ var secretSourceTable = []secretRow{
 	{"fc", "", "-l", "shell_history"},
 	{"tmux", "capture-pane|capturep", "-p", "terminal"},
 	{"mysql_config_editor", "print", "", "credentials"},
+	// Option-file printers: their output is the options' values, the stored password among them
+	// (my_print_defaults decodes .mylogin.cnf; -s shows it unmasked).
+	{"my_print_defaults,mariadb-print-defaults,mysql_print_defaults", "", "", "credentials"},
+	{"dotenvx", "get|decrypt", "", "secret_manager"},
+	{"dotenv-vault", "decrypt|pull", "", "secret_manager"},
+	{"aws-vault", "export|login", "", "cloud_credentials"},
 	{"vaultcmd", "", "/listcreds", "password_store"},
 	{"npm,pnpm,yarn", "token", "", "token"},
 }

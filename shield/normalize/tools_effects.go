@@ -173,6 +173,7 @@ func (s *state) toolEffects(e *Entry, known bool) {
 	s.typedSecretEffects() // tools_structured.go: secrets typed into a page
 	s.forgeFileWrites()    // autorun_build.go: files a forge tool commits
 	s.structuredEffects()  // tools_data.go: SQL, secrets in URLs and bodies, settings, browser schemes
+	s.secretFieldEffects() // secret_fields.go: secret-named or secret-shaped fields that leave
 	s.argumentEffects()    // tools_arguments.go: what the arguments of a class-default tool ask for
 	if a.Class == ClassFileWrite {
 		s.instructionFileEffects() // tools_prose_intent.go
