@@ -95,3 +95,72 @@ func filterPattern(args []string) string {
 	}
 	return ""
 }
+
+// Object readers of other version-control systems and of archives: `hg cat -r REV PATH`, `svn cat
+// -r REV PATH[@REV]`, `fossil cat PATH -r REV`, `git archive REV PATH…` print a committed version
+// of PATH, however long ago it left the working tree. A credential PATH (the path classifier
+// decides) is a history read (Detail "git_history KIND": effects.history-secret).
+func (s *state) historyObjectEffects() {
+	for i, c := range s.act.Commands {
+		if i >= 256 {
+			return
+		}
+		if len(c.Args) < 2 || len(c.Args) > 128 {
+			continue
+		}
+		var paths []string
+		switch {
+		case (c.Name == "hg" || c.Name == "svn" || c.Name == "fossil" || c.Name == "jj") && (c.Args[0] == "cat" || c.Args[0] == "file" && c.Name == "jj"):
+			args := c.Args[1:]
+			if c.Name == "jj" {
+				if len(args) == 0 || args[0] != "show" {
+					continue
+				}
+				args = args[1:]
+			}
+			for k := 0; k < len(args); k++ {
+				a := args[k]
+				if (a == "-r" || a == "--rev" || a == "--revision" || a == "-o" || a == "--output" || a == "-R" || a == "--repository") && k+1 < len(args) {
+					k++
+					continue
+				}
+				if strings.HasPrefix(a, "-") {
+					continue
+				}
+				if j := strings.LastIndexByte(a, '@'); j > 0 && c.Name == "svn" {
+					a = a[:j]
+				}
+				paths = append(paths, a)
+			}
+		case c.Name == "git" && c.Args[0] == "archive":
+			ops := 0
+			for k := 1; k < len(c.Args); k++ {
+				a := c.Args[k]
+				if (a == "-o" || a == "--output" || a == "--prefix" || a == "--format" || a == "--remote") && k+1 < len(c.Args) {
+					k++
+					continue
+				}
+				if strings.HasPrefix(a, "-") {
+					continue
+				}
+				if ops++; ops > 1 { // the first operand is the tree-ish
+					paths = append(paths, a)
+				}
+			}
+		default:
+			continue
+		}
+		for j, p := range paths {
+			if j >= 32 || p == "" || isUnresolvedText(p) || strings.Contains(p, "://") {
+				continue
+			}
+			clean, ok := resolvePath(p, s.cwd, s.n.opt.Home)
+			if !ok {
+				continue
+			}
+			if k := s.n.sens.classify(clean); k != "" && hasKind(s.n.pathEffectKinds(k), EffectSecret) {
+				s.addToolEffect(Effect{Kind: EffectSecret, Target: c.Name + ":" + clean, Program: c.Name, Detail: DetailHistory + " " + k, Sensitive: true})
+			}
+		}
+	}
+}

@@ -103,7 +103,13 @@ func (s *state) nameSearchEffects() {
 				continue
 			}
 			for j, p := range pats {
-				if j >= 8 || p == "" || len(p) > 256 || strings.Contains(p, "/") || isUnresolvedText(p) {
+				if j >= 8 || len(p) > 256 {
+					continue
+				}
+				// An anchored literal regex (fd '^\.env$') or an exact basename (locate -b '\id_rsa')
+				// names the file as a glob would.
+				p = strings.ReplaceAll(strings.TrimSuffix(strings.TrimLeft(p, "\\^"), "$"), "\\.", ".")
+				if p == "" || strings.Contains(p, "/") || isUnresolvedText(p) {
 					continue
 				}
 				g := strings.TrimSuffix(clean, "/") + "/**/" + p

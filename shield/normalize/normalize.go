@@ -213,6 +213,7 @@ func (n *Normalizer) normalize(ctx context.Context, tool string, args map[string
 	s.textURLs()
 	s.toolEffects(e, known)  // tools_effects.go
 	s.historyFilterEffects() // history_filters.go: history patches filtered for credentials
+	s.historyObjectEffects() // history_filters.go: committed versions of credential files
 	s.nameSearchEffects()    // name_searches.go: searches for credential files by name
 	if !known {
 		s.annotationEffects(annotationsFrom(ctx)) // tools_annotations.go
