@@ -63,7 +63,7 @@ func TestFindSecretReads(t *testing.T) {
 		{"find ~/.config -path '*/gh/hosts.yml' | xargs head -50", true},
 		{"find . -name '*.go' | xargs wc -l", false},
 		{"find ~ -name '*.log' | xargs cat", false},
-		{"find ~ -name '*.pem'", false}, // names only: no secret read here (the credential-hunt rule judges it)
+		{"find ~ -name '*.pem'", false}, // names only: no secret read here (a name search, name_searches.go; the credential-hunt rule judges it)
 		{"git show $(git rev-list -n1 --all -- .env)^:.env", true},
 		{"git rev-list --all | xargs git grep -I 'BEGIN RSA PRIVATE KEY'", true},
 		{"git rev-list --all | xargs git grep -n 'func ParseConfig'", false},
@@ -84,7 +84,7 @@ func TestFindSecretReads(t *testing.T) {
 			a := n.Normalize("Bash", map[string]any{"command": tc.cmd}, "")
 			got := false
 			for _, e := range a.Effects {
-				if e.Kind == EffectSecret {
+				if e.Kind == EffectSecret && !strings.HasPrefix(e.Detail, DetailNameSearch) {
 					got = true
 				}
 			}
