@@ -122,3 +122,42 @@ func TestSecretFieldsBounded(t *testing.T) {
 		t.Fatal("nil action")
 	}
 }
+
+// FuzzSecretFields: any argument tree of a request, page or message tool is walked within its
+// bounds; a credential-named field holding a fixed key-shaped value is found wherever the fuzzed
+// neighbours sit.
+func FuzzSecretFields(f *testing.F) {
+	for _, s := range []string{`{"json":{"aws_secret_access_key":"wJalrXUtnFEMI/K7MDENG/SYNTH"}}`, `{"body":"2FA backup codes: 8812-1192 4471-0034"}`,
+		`{"json":{"token_count":1}}`, `{"url":"https://x.example/?a=AKIAIOSFODNN7SYNTHX"}`, `[]`, `{"a":`, strings.Repeat(`{"a":`, 60) + `"x"` + strings.Repeat("}", 60)} {
+		f.Add("http_post", s)
+		f.Add("send_sms", s)
+		f.Add("browser_navigate", s)
+	}
+	n := New(defaultCatalog(f), specOpts(f, Options{Workspace: "/home/user/project", Home: "/home/user"}))
+	f.Fuzz(func(t *testing.T, tool, raw string) {
+		if len(raw) > 1<<16 {
+			return
+		}
+		args, err := DecodeArguments([]byte(raw), Limits{})
+		if err != nil || args == nil {
+			return
+		}
+		if _, ok := args["url"]; !ok {
+			args["url"] = "https://collector.example/in"
+		}
+		args["z_client_secret"] = "9f8e7d6c5b4a39281706f5e4"
+		a := n.Normalize(tool, args, "")
+		if a == nil {
+			t.Fatal("nil action")
+		}
+		if !secretFieldClasses[a.Class] || a.Truncated {
+			return
+		}
+		for _, e := range a.Effects {
+			if e.Kind == EffectSecret {
+				return
+			}
+		}
+		t.Fatalf("no secret effect for a client_secret field: class %s, effects %v", a.Class, effectStrings(a.Effects))
+	})
+}
