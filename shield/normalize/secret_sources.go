@@ -140,6 +140,7 @@ var secretSourceTable = []secretRow{
 	// Option-file printers: their output is the options' values, the stored password among them
 	// (my_print_defaults decodes .mylogin.cnf; -s shows it unmasked).
 	{"my_print_defaults,mariadb-print-defaults,mysql_print_defaults", "", "", "credentials"},
+	{"mysql,mariadb,mysqldump,mysqladmin,mariadb-dump,mariadb-admin", "", "--print-defaults", "credentials"},
 	{"dotenvx", "get|decrypt", "", "secret_manager"},
 	{"dotenv-vault", "decrypt|pull", "", "secret_manager"},
 	{"aws-vault", "export|login", "", "cloud_credentials"},

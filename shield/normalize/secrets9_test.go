@@ -30,6 +30,7 @@ func TestSecrets9Commands(t *testing.T) {
 		{"find / -iname id_ed25519", DetailNameSearch},
 		{"my_print_defaults -s client mysql", "credentials"},
 		{"dotenvx get DATABASE_URL", "secret_manager"},
+		{"mysqldump --print-defaults", "credentials"},
 		// look-alikes
 		{"git stash list", ""},
 		{"git log --oneline | grep -i password", ""},
