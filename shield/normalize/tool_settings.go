@@ -113,6 +113,9 @@ func (w *walker) settingClass(key, val string) string {
 		if path.IsAbs(p) && !inDir(path.Clean(p), w.s.n.opt.Workspace) {
 			return "code_path_outside"
 		}
+		if k != "node-options" && k != "goflags" && !strings.Contains(p, "/") {
+			return "" // a program found on PATH (editor vim, code --wait): the developer's choice
+		}
 		return "code_path"
 	case k == "strict-ssl" || k == "enable-strict-ssl" || k == "network.ssl-verify":
 		if v == "false" || v == "0" || v == "no" {
