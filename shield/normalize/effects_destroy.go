@@ -71,6 +71,8 @@ func (w *walker) destroyEffects(f frame, c *Command, ws words) {
 		}
 	}
 	w.appDatabaseEffects(c, name, args)
+	w.remoteDestroyEffects(name, args) // remote_destroy.go
+	w.toolSettingEffects(name, args)   // tool_settings.go
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1323,7 +1323,8 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 				del = true
 			}
 		}
-		if own := ownBranchRewrite(pa, args, refs, force, del); own != "" { // push_own_branch.go
+		tagDetail := tagRewrite(refs, force, del)                                              // push_tags.go
+		if own := ownBranchRewrite(pa, args, refs, force, del); own != "" && tagDetail == "" { // push_own_branch.go
 			details = append(details, own)
 			force, del = false, false
 		}
@@ -1332,6 +1333,9 @@ func (w *walker) handle(f frame, pa parsedArgs, name string, args words, pipe bo
 		}
 		if del {
 			details = append(details, "delete")
+		}
+		if tagDetail != "" {
+			details = append(details, tagDetail)
 		}
 		if pa.has("--mirror") {
 			details = append(details, "mirror")
