@@ -1032,6 +1032,8 @@ func (w *walker) follow(f frame, name string, ws words, pipe bool, idx int, stdi
 		}
 	case name == "parallel":
 		w.parallel(f, child, args, pipe, idx)
+	case deferredShell[name]:
+		w.deferred(name, args, child.depth, f.sudo, stdin) // deferred_shell.go
 	case name == "watch":
 		rest := skipOptions(args, wrappers["watch"].valueOpts, 0)
 		if len(rest.argv) > 0 {
