@@ -1032,6 +1032,8 @@ func (w *walker) follow(f frame, name string, ws words, pipe bool, idx int, stdi
 		}
 	case name == "parallel":
 		w.parallel(f, child, args, pipe, idx)
+	case configReaders[name].grammar != "":
+		w.configArgs(f, name, args, stdin, pipe, idx) // config_args.go
 	case deferredShell[name]:
 		w.deferred(name, args, child.depth, f.sudo, stdin) // deferred_shell.go
 	case name == "watch":
@@ -1547,6 +1549,10 @@ func (w *walker) pipedScripts(f frame, starts []int) {
 	}
 	for i := 1; i < len(starts); i++ {
 		sh := first(i)
+		if sh != nil && configReaders[sh.Name].grammar != "" {
+			w.pipedConfig(f, sh, first(i-1)) // config_args.go
+			continue
+		}
 		if sh != nil && !shells[sh.Name] {
 			// echo 'DELETE FROM t;' | psql …: a database client reads statements from stdin.
 			if sp := w.s.n.opt.Commands.lookup(sh.Name); sp != nil && sp.handler == "db" {
