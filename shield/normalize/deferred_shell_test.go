@@ -48,3 +48,25 @@ func TestDeferredShell(t *testing.T) {
 		})
 	}
 }
+
+// TestFilteredFindXargs: find ROOT with a test piped to xargs rm removes what find printed under
+// the workspace, not the workspace; without a test the root itself is printed and removed.
+func TestFilteredFindXargs(t *testing.T) {
+	t.Parallel()
+	n := New(defaultCatalog(t), specOpts(t, Options{Workspace: ws, Home: home}))
+	for _, tc := range []struct {
+		cmd  string
+		inWS bool
+	}{
+		{"find . -name '*.orig' -o -name '*.rej' | xargs rm -f", true},
+		{"find . -type d -name __pycache__ | xargs rm -rf", true},
+		{"find . | xargs rm -rf", false},
+	} {
+		a := n.Normalize("Bash", map[string]any{"command": tc.cmd}, "")
+		for _, e := range a.Effects {
+			if e.Kind == EffectDelete && e.Target == ws && e.InWorkspace != tc.inWS {
+				t.Fatalf("%s: delete %s in workspace %v, want %v", tc.cmd, e.Target, e.InWorkspace, tc.inWS)
+			}
+		}
+	}
+}

@@ -235,17 +235,18 @@ func (w *walker) stmt(f frame, st *syntax.Stmt, pipe bool, idx int, bg bool) {
 			for i, p := range parts {
 				starts[i] = len(w.s.act.Commands)
 				effStarts[i] = len(w.s.act.Effects)
-				x.pipeRoots, x.pipeGlobs = nil, nil
+				x.pipeRoots, x.pipeGlobs, x.pipeFiltered = nil, nil, false
 				if i > 0 {
 					x.pipeRoots = w.listedRoots(effStarts[i-1], len(w.s.act.Effects))
-					x.pipeGlobs = x.stageGlobs
+					x.pipeGlobs, x.pipeFiltered = x.stageGlobs, x.stageFiltered
 				}
-				x.stageGlobs = nil
+				x.stageGlobs, x.stageFiltered = nil, false
 				w.listedInput = i > 0 && w.listingStmts(parts[i-1:i])
 				w.stmt(f, p, true, i, bg)
 				w.listedInput = false
 			}
 			x.pipeRoots, x.pipeGlobs, x.stageGlobs = prevRoots, prevGlobs, nil
+			x.pipeFiltered, x.stageFiltered = false, false
 			w.pipedScripts(f, starts)
 			w.linkPipe(effStarts, len(w.s.act.Effects))
 			return
@@ -826,6 +827,7 @@ func (w *walker) emit(f frame, ws words, raw string, redirs []Redirect, env []st
 		x.findGlobs = w.s.findNameGlobs(x.roots, ws.argv[1:]) // find_secrets.go
 		if pipe {
 			x.stageGlobs = x.findGlobs
+			x.stageFiltered = x.rootsFiltered
 		}
 	}
 	w.follow(f, c.Name, ws, pipe, idx, stdin)
