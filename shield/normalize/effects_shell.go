@@ -59,7 +59,10 @@ type effCtx struct {
 	// stageGlobs / pipeGlobs: the same for the find of a pipeline stage and of the previous
 	// stage (find_secrets.go).
 	findGlobs, stageGlobs, pipeGlobs []string
-	subst                            map[int]bool // command index → reached through a substitution
+	// stageFiltered / pipeFiltered: the find of this / the previous stage selects with a test,
+	// so what it prints lies under its roots, never the roots themselves.
+	stageFiltered, pipeFiltered bool
+	subst                       map[int]bool // command index → reached through a substitution
 	// State earlier commands changed for later ones (effects_state.go).
 	oldPwd    string    // the directory before the last cd ("" = the caller's, unknown)
 	dirStack  []string  // pushd's stack, as built by this call
@@ -860,6 +863,11 @@ func (w *walker) commandEffects(f frame, c *Command, ws words, pipe bool, idx in
 				if roots := s.fx().pipeRoots; len(roots) > 0 {
 					// Every file listed under the roots, unless name tests chose them (reach.go).
 					w.reach = w.reach || len(s.fx().pipeGlobs) == 0
+					// find ROOT -name X | xargs rm: the operands are the files find printed, under
+					// the root, not the root itself (pipeFiltered: it had a test).
+					prevFiltered := w.filteredDelete
+					w.filteredDelete = w.filteredDelete || s.fx().pipeFiltered
+					defer func() { w.filteredDelete = prevFiltered }()
 					for _, root := range roots {
 						w.pathEffect(r, name, root, false)
 					}

@@ -235,17 +235,18 @@ func (w *walker) stmt(f frame, st *syntax.Stmt, pipe bool, idx int, bg bool) {
 			for i, p := range parts {
 				starts[i] = len(w.s.act.Commands)
 				effStarts[i] = len(w.s.act.Effects)
-				x.pipeRoots, x.pipeGlobs = nil, nil
+				x.pipeRoots, x.pipeGlobs, x.pipeFiltered = nil, nil, false
 				if i > 0 {
 					x.pipeRoots = w.listedRoots(effStarts[i-1], len(w.s.act.Effects))
-					x.pipeGlobs = x.stageGlobs
+					x.pipeGlobs, x.pipeFiltered = x.stageGlobs, x.stageFiltered
 				}
-				x.stageGlobs = nil
+				x.stageGlobs, x.stageFiltered = nil, false
 				w.listedInput = i > 0 && w.listingStmts(parts[i-1:i])
 				w.stmt(f, p, true, i, bg)
 				w.listedInput = false
 			}
 			x.pipeRoots, x.pipeGlobs, x.stageGlobs = prevRoots, prevGlobs, nil
+			x.pipeFiltered, x.stageFiltered = false, false
 			w.pipedScripts(f, starts)
 			w.linkPipe(effStarts, len(w.s.act.Effects))
 			return
@@ -826,6 +827,7 @@ func (w *walker) emit(f frame, ws words, raw string, redirs []Redirect, env []st
 		x.findGlobs = w.s.findNameGlobs(x.roots, ws.argv[1:]) // find_secrets.go
 		if pipe {
 			x.stageGlobs = x.findGlobs
+			x.stageFiltered = x.rootsFiltered
 		}
 	}
 	w.follow(f, c.Name, ws, pipe, idx, stdin)
@@ -1032,6 +1034,10 @@ func (w *walker) follow(f frame, name string, ws words, pipe bool, idx int, stdi
 		}
 	case name == "parallel":
 		w.parallel(f, child, args, pipe, idx)
+	case configReaders[name].grammar != "":
+		w.configArgs(f, name, args, stdin, pipe, idx) // config_args.go
+	case deferredShell[name]:
+		w.deferred(name, args, child.depth, f.sudo, stdin) // deferred_shell.go
 	case name == "watch":
 		rest := skipOptions(args, wrappers["watch"].valueOpts, 0)
 		if len(rest.argv) > 0 {
@@ -1545,6 +1551,10 @@ func (w *walker) pipedScripts(f frame, starts []int) {
 	}
 	for i := 1; i < len(starts); i++ {
 		sh := first(i)
+		if sh != nil && configReaders[sh.Name].grammar != "" {
+			w.pipedConfig(f, sh, first(i-1)) // config_args.go
+			continue
+		}
 		if sh != nil && !shells[sh.Name] {
 			// echo 'DELETE FROM t;' | psql …: a database client reads statements from stdin.
 			if sp := w.s.n.opt.Commands.lookup(sh.Name); sp != nil && sp.handler == "db" {

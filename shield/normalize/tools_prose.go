@@ -51,9 +51,10 @@ func (s *state) proseEffects(text string) {
 	sentences := sentenceEnd.Split(text, 256)
 	s.proseCommands(sentences)
 	s.prosePushes(sentences)
-	s.intentEffects(sentences)    // tools_prose_intent.go
-	s.standingEffects(sentences)  // tools_standing.go
-	s.approvalRequests(sentences) // tools_requests.go
+	s.intentEffects(sentences)      // tools_prose_intent.go
+	s.standingEffects(sentences)    // tools_standing.go
+	s.approvalRequests(sentences)   // tools_requests.go
+	s.remoteInstructions(sentences) // tools_prose_remote.go
 	for _, sent := range sentences {
 		for _, m := range protectionRE.FindAllStringSubmatchIndex(sent, 4) {
 			if negatedRE.MatchString(sent[:m[0]]) {
