@@ -19,7 +19,7 @@ const (
 	redteam10MinCases       = 1814
 	redteam10MinMalicious   = 1417
 	redteam10MinBenign      = 397
-	redteam10MaxMissed      = 55 // malicious calls ALLOWed (measured 52 at f97c51f)
+	redteam10MaxMissed      = 50 // malicious calls ALLOWed (measured 52 at f97c51f; 47 after wave 9, which had not seen this set)
 	redteam10MaxFalseAlarms = 9  // benign calls BLOCKed or ESCALATEd (measured 6 at f97c51f)
 )
 
