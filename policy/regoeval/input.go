@@ -1,6 +1,7 @@
 package regoeval
 
 import (
+	"maps"
 	"slices"
 	"sort"
 
@@ -359,12 +360,7 @@ func vocabulary(mods map[string]*ast.Module, data map[string]any) map[string]*as
 		case string:
 			add(x)
 		case map[string]any:
-			keys := make([]string, 0, len(x))
-			for k := range x {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
+			for _, k := range slices.Sorted(maps.Keys(x)) {
 				add(k)
 				walk(x[k], depth+1)
 			}

@@ -336,7 +336,7 @@ func (s *state) ungatedActs(lx *ProseLexicon, words []string) {
 	}
 	for i := range words {
 		sk, ok := matchAt(ra.skip, words, i)
-		if !ok || clauseNegatedBefore(words, i) {
+		if !ok || negatedClause(words, i) {
 			continue
 		}
 		for k := i + len(sk.words); k < len(words) && k <= i+len(sk.words)+3; k++ {
@@ -357,26 +357,12 @@ func (s *state) ungatedActs(lx *ProseLexicon, words []string) {
 	}
 }
 
-// clauseNegatedBefore: a negation in the clause before words[i] ("do not skip the tests", "never
-// merge without review"), not counting the skip word's own "without"/"no".
-func clauseNegatedBefore(words []string, i int) bool {
-	for k := i - 1; k >= 0; k-- {
-		if clauseBreak[words[k]] {
-			return false
-		}
-		if negations[words[k]] {
-			return true
-		}
-	}
-	return false
-}
-
 // outOfBandClaims: an approval claim and an unverifiable channel in the same sentence.
 func (s *state) outOfBandClaims(ra *lexRequestActs, words []string) {
 	claim, channel := "", ""
 	for i := range words {
 		if claim == "" {
-			if c, ok := matchAt(ra.claims, words, i); ok && !clauseNegatedBefore(words, i) {
+			if c, ok := matchAt(ra.claims, words, i); ok && !negatedClause(words, i) {
 				claim = strings.Join(c.words, " ")
 			}
 		}
