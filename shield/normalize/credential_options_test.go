@@ -34,12 +34,7 @@ func TestCredentialOptions(t *testing.T) {
 		t.Run(tc.cmd, func(t *testing.T) {
 			t.Parallel()
 			a := n.Normalize("Bash", map[string]any{"command": tc.cmd}, "")
-			got := false
-			for _, e := range a.Effects {
-				if e.Kind == EffectSecret {
-					got = true
-				}
-			}
+			got := hasEffectKind(a.Effects, EffectSecret)
 			if got != tc.secret {
 				t.Errorf("secret effect = %v, want %v (effects %v)", got, tc.secret, effectStrings(a.Effects))
 			}
